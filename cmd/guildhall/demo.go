@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/seed"
+)
+
+type demoFlags struct {
+	headless bool
+	speed    float64
+	keep     bool
+	runFlags
+}
+
+func newDemoCmd(common *commonFlags) *cobra.Command {
+	df := &demoFlags{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the offline demo: the seed guild on a scripted model",
+		Long: `Run the embedded seed guild against a fresh temporary copy of a sample
+workspace (a small project with a failing test), driven by an embedded
+scripted model. Real tools run for real; only the model is scripted. It
+needs no network and no key.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signalContext()
+			defer stop()
+			s, cleanup, err := demoSetup(df)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace)
+			if !df.headless {
+				return runConsoleWith(cmd, common, s, seed.DemoTask())
+			}
+			return headlessRun(ctx, cmd, common, &df.runFlags, s, seed.DemoTask())
+		},
+	}
+	cmd.Flags().BoolVar(&df.headless, "headless", false, "print the run instead of opening the console")
+	cmd.Flags().Float64Var(&df.speed, "speed", 1, "scale the scripted model's thinking time (0 = instant)")
+	cmd.Flags().BoolVar(&df.keep, "keep", false, "keep the temporary workspace after the demo")
+	cmd.Flags().BoolVar(&df.json, "json", false, "with --headless, print log events as NDJSON")
+	cmd.Flags().BoolVar(&df.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
+	return cmd
+}
+
+// demoSetup copies the sample workspace and builds the scripted provider.
+func demoSetup(df *demoFlags) (*setup, func(), error) {
+	dir, err := os.MkdirTemp("", "guildhall-demo-")
+	if err != nil {
+		return nil, nil, &exitCodeError{code: exitError, err: fmt.Errorf("create demo workspace: %w", err)}
+	}
+	cleanup := func() {
+		if !df.keep {
+			os.RemoveAll(dir)
+		}
+	}
+	if err := seed.CopyDemoWorkspace(dir); err != nil {
+		cleanup()
+		return nil, nil, &exitCodeError{code: exitError, err: err}
+	}
+	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	if err != nil {
+		cleanup()
+		return nil, nil, &exitCodeError{code: exitError, err: err}
+	}
+	script, err := provider.ParseScript(seed.DemoScript())
+	if err != nil {
+		cleanup()
+		return nil, nil, &exitCodeError{code: exitError, err: err}
+	}
+	d := runner.DefaultDeployment()
+	d.FitToGuild(g)
+	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
+	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed)}, cleanup, nil
+}

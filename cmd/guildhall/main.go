@@ -1,0 +1,90 @@
+// Command guildhall is a terminal-first console for running a guild of
+// language-model roles against a workspace.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is stamped at release time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit statuses (DESIGN.md "CLI").
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitNeedsInput  = 3
+	exitInterrupted = 130
+)
+
+// exitError carries a process exit status through cobra.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func usageErr(err error) error { return &exitCodeError{code: exitUsage, err: err} }
+
+func main() {
+	os.Exit(execute(os.Args[1:]))
+}
+
+func execute(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ce *exitCodeError
+	if errors.As(err, &ce) {
+		if ce.err != nil {
+			fmt.Fprintln(os.Stderr, "guildhall:", ce.err)
+		}
+		return ce.code
+	}
+	fmt.Fprintln(os.Stderr, "guildhall:", err)
+	return exitUsage
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "guildhall [TASK]",
+		Short: "Run a guild of language-model roles against a workspace",
+		Long: `Guildhall runs a guild of LLM roles (an orchestrator that delegates to a
+planner, a coder, reviewers and acceptance) against the workspace, and shows
+the run live in the terminal.
+
+With no arguments it opens the console on the current directory; with a TASK
+it opens the console and submits the task at once.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.MaximumNArgs(1),
+	}
+	common := &commonFlags{}
+	common.register(root.PersistentFlags())
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runConsole(cmd, common, args) }
+	root.AddCommand(
+		newRunCmd(common),
+		newDemoCmd(common),
+		newRunsCmd(common),
+		newShowCmd(common),
+		newResumeCmd(common),
+		newCheckCmd(common),
+	)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	return root
+}

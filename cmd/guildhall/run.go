@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+type runFlags struct {
+	json    bool
+	noInput bool
+}
+
+func newRunCmd(common *commonFlags) *cobra.Command {
+	rf := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] TASK",
+		Short: "Run a task headless, printing progress as plain lines",
+		Long: `Run a task without the console. Progress is printed as one escape-safe line
+per event (--json prints the log events as NDJSON instead). ask_human
+questions are asked on this terminal; --no-input answers them with a
+"no operator available" tool error.
+
+Exit status: 0 success, 1 error, 2 usage or configuration error,
+3 needs_clarification, suspended or paused, 130 interrupted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signalContext()
+			defer stop()
+			s, err := common.load(ctx)
+			if err != nil {
+				return err
+			}
+			return headlessRun(ctx, cmd, common, rf, s, args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")
+	cmd.Flags().BoolVar(&rf.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
+	return cmd
+}
+
+// signalContext is cancelled by SIGINT, SIGTERM or SIGHUP, which stops the
+// run at its next safe point with its checkpoint intact.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+// resolveEffort applies the flag, then the project setting, then standard.
+func resolveEffort(flag string, ws store.Workspace) (string, error) {
+	e := flag
+	if e == "" {
+		e = ws.ReadSettings().Effort
+	}
+	if e == "" {
+		e = "standard"
+	}
+	if !runner.ValidEffort(e) {
+		return "", usageErr(fmt.Errorf("--effort %q is not one of quick, standard, thorough", e))
+	}
+	return e, nil
+}
+
+func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, s *setup, task string) error {
+	out := cmd.OutOrStdout()
+	errOut := cmd.ErrOrStderr()
+	ws := store.Workspace{Dir: s.workspace}
+	effort, err := resolveEffort(common.effort, ws)
+	if err != nil {
+		return err
+	}
+	logLevel := common.logLevel
+	if logLevel == "" {
+		logLevel = ws.ReadSettings().LogLevel
+	}
+	if !rf.json {
+		for _, n := range s.notes {
+			fmt.Fprintln(errOut, "note:", render.SanitizeLine(n))
+		}
+	}
+	lock, err := ws.AcquireLock()
+	if err != nil {
+		return &exitCodeError{code: exitError, err: err}
+	}
+	defer lock.Release()
+
+	bus, broker := runner.NewBus(), runner.NewBroker()
+	r, err := runner.Create(runner.Options{
+		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
+		Task: task, Effort: effort, LogLevel: logLevel, ContinuesFrom: common.continues,
+		Bus: bus, Broker: broker, NoInput: rf.noInput,
+	})
+	if err != nil {
+		return usageErr(err)
+	}
+	_ = lock.SetRun(r.ID())
+	_, sub := bus.SubscribeLossless(256)
+	printed := make(chan struct{})
+	go func() {
+		defer close(printed)
+		printEvents(sub, out, rf.json, !rf.noInput, broker, cmd.InOrStdin())
+	}()
+	outcome, err := r.Execute(ctx)
+	sub.Close()
+	<-printed
+	if err != nil {
+		return &exitCodeError{code: exitError, err: err}
+	}
+	return outcomeError(outcome)
+}
+
+// outcomeError maps a run's outcome to the exit status.
+func outcomeError(o runner.Outcome) error {
+	if o.Stopped {
+		return &exitCodeError{code: exitInterrupted, err: fmt.Errorf("run %s stopped; resume it with `guildhall resume %s`", o.RunID, o.RunID)}
+	}
+	switch o.Status {
+	case store.StatusSuccess:
+		return nil
+	case store.StatusNeedsClarification, store.StatusSuspended, store.StatusPaused:
+		return &exitCodeError{code: exitNeedsInput}
+	case store.StatusInterrupted:
+		return &exitCodeError{code: exitInterrupted}
+	}
+	return &exitCodeError{code: exitError}
+}
+
+// printEvents prints events until the subscription closes, asking the
+// terminal for answers to questions when interactive.
+func printEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, broker *runner.Broker, in io.Reader) {
+	answers := newStdinAnswerer(in, out, broker)
+	for {
+		e, ok := next(sub)
+		if !ok {
+			return
+		}
+		if e.Ephemeral {
+			continue
+		}
+		if asJSON {
+			b, err := json.Marshal(e)
+			if err == nil {
+				fmt.Fprintln(out, string(b))
+			}
+		} else if line, ok := render.HeadlessLine(e); ok {
+			fmt.Fprintln(out, line)
+		}
+		if e.Type == event.AskHuman && interactive {
+			var q event.AskHumanPayload
+			if e.Decode(&q) == nil {
+				answers.ask(q, asJSON)
+			}
+		}
+	}
+}
+
+// next returns the subscription's next event; after Close it drains what
+// was already delivered before reporting the end.
+func next(sub *runner.Subscription) (event.Event, bool) {
+	select {
+	case e, ok := <-sub.C:
+		return e, ok
+	case <-sub.Done():
+		select {
+		case e, ok := <-sub.C:
+			return e, ok
+		default:
+			return event.Event{}, false
+		}
+	}
+}
+
+// stdinAnswerer reads answers from standard input in the background, so a
+// browser answer (with --web) can win while the terminal waits.
+type stdinAnswerer struct {
+	out    io.Writer
+	broker *runner.Broker
+	lines  chan string
+}
+
+func newStdinAnswerer(in io.Reader, out io.Writer, broker *runner.Broker) *stdinAnswerer {
+	a := &stdinAnswerer{out: out, broker: broker, lines: make(chan string)}
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			a.lines <- sc.Text()
+		}
+		close(a.lines)
+	}()
+	return a
+}
+
+func (a *stdinAnswerer) ask(q event.AskHumanPayload, quiet bool) {
+	if !quiet {
+		if q.Context != "" {
+			fmt.Fprintln(a.out, "  context:", render.Sanitize(q.Context))
+		}
+		for i, o := range q.Options {
+			line := fmt.Sprintf("  %d. %s", i+1, render.SanitizeLine(o.Label))
+			if o.Description != "" {
+				line += " — " + render.SanitizeLine(o.Description)
+			}
+			fmt.Fprintln(a.out, line)
+		}
+		fmt.Fprint(a.out, "answer> ")
+	}
+	go func() {
+		line, ok := <-a.lines
+		if !ok {
+			return
+		}
+		answer := strings.TrimSpace(line)
+		if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(q.Options) {
+			answer = q.Options[n-1].Label
+		}
+		if err := a.broker.Answer(q.ID, answer); err != nil && !errors.Is(err, runner.ErrAlreadyAnswered) {
+			fmt.Fprintln(a.out, "  (not delivered:", err.Error()+")")
+		}
+	}()
+}

@@ -1,0 +1,138 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/guildhall/guildhall/runner/event"
+)
+
+// HeadlessLine formats one event as a plain line for `guildhall run`. Every
+// string that did not come from this program is sanitized. ok is false for
+// events that print nothing.
+func HeadlessLine(e event.Event) (line string, ok bool) {
+	switch e.Type {
+	case event.RunStarted:
+		var p event.RunStartedPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		s := fmt.Sprintf("run %s started (effort %s): %s", SanitizeLine(p.RunID), SanitizeLine(p.Effort), clip(p.Task, 100))
+		if p.ContinuesFrom != "" {
+			s += " (continues " + SanitizeLine(p.ContinuesFrom) + ")"
+		}
+		return s, true
+	case event.RoleStart:
+		var p event.RoleStartPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return fmt.Sprintf("%s▶ %s started: %s", indent(p.Depth), SanitizeLine(p.RoleID), clip(p.Task, 90)), true
+	case event.RoleFinished:
+		var p event.RoleFinishedPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		mark := "✓"
+		if p.Status != "success" {
+			mark = "✗"
+		}
+		s := fmt.Sprintf("%s%s %s %s: %s", indent(p.Depth), mark, SanitizeLine(p.RoleID), SanitizeLine(p.Status), clip(p.Summary, 90))
+		if p.Error != nil {
+			s += " [" + SanitizeLine(p.Error.Kind) + "]"
+		}
+		return s, true
+	case event.ToolCall:
+		var p event.ToolCallPayload
+		if e.Decode(&p) != nil || p.Tool == "agent" || p.Tool == "finish" {
+			return "", false
+		}
+		return fmt.Sprintf("  %s → %s %s", SanitizeLine(p.RoleID), SanitizeLine(p.Tool), clip(compactJSON(p.Arguments), 80)), true
+	case event.ToolResult:
+		var p event.ToolResultPayload
+		if e.Decode(&p) != nil || p.Tool == "agent" || p.Tool == "finish" {
+			return "", false
+		}
+		s := fmt.Sprintf("  %s ← %s %s", SanitizeLine(p.RoleID), SanitizeLine(p.Tool), SanitizeLine(p.Kind))
+		if p.Kind != "success" {
+			var r struct{ Message string }
+			_ = json.Unmarshal(p.Result, &r)
+			if r.Message != "" {
+				s += ": " + clip(r.Message, 80)
+			}
+		}
+		return s, true
+	case event.AskHuman:
+		var p event.AskHumanPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return fmt.Sprintf("? %s asks: %s", SanitizeLine(p.RoleID), clip(p.Question, 200)), true
+	case event.HumanAnswer:
+		var p event.HumanAnswerPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return "  answered: " + clip(p.Answer, 100), true
+	case event.ProviderFailure:
+		var p event.ProviderFailurePayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		s := fmt.Sprintf("! provider %s (attempt %d)", SanitizeLine(p.Category), p.Attempt)
+		if p.StatusCode != 0 {
+			s += fmt.Sprintf(" HTTP %d", p.StatusCode)
+		}
+		if p.Retrying {
+			s += ", retrying"
+		}
+		return s, true
+	case event.LLMUnavailable, event.ContextBudgetExceeded, event.UnknownTool, event.InvalidToolCall:
+		var p event.FailurePayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return fmt.Sprintf("! %s %s: %s", SanitizeLine(string(e.Type)), SanitizeLine(p.RoleID), clip(p.Message, 100)), true
+	case event.RunStatus:
+		var p event.RunStatusPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		s := "run " + SanitizeLine(p.Status)
+		if p.Reason != "" {
+			s += ": " + clip(p.Reason, 100)
+		}
+		return s, true
+	}
+	return "", false
+}
+
+func indent(depth int) string {
+	if depth > 6 {
+		depth = 6
+	}
+	return strings.Repeat("  ", depth)
+}
+
+// clip sanitizes s onto one line and cuts it to n runes.
+func clip(s string, n int) string {
+	s = SanitizeLine(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func compactJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return s
+	}
+	return string(b)
+}

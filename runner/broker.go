@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/guildhall/guildhall/runner/event"
+)
+
+// Question is a pending ask_human question.
+type Question struct {
+	event.AskHumanPayload
+	RunID    string    `json:"runId"`
+	AskedAt  time.Time `json:"askedAt"`
+	answerCh chan string
+}
+
+// Errors of Broker.Answer.
+var (
+	ErrUnknownQuestion = errors.New("no such question")
+	ErrAlreadyAnswered = errors.New("question already answered")
+)
+
+// Broker holds the questions a run is waiting on. Any client (terminal,
+// browser, stdin) may answer; the first answer wins and later ones get
+// ErrAlreadyAnswered.
+type Broker struct {
+	mu       sync.Mutex
+	next     int
+	pending  map[string]*Question
+	answered map[string]bool
+}
+
+// NewBroker makes an empty broker.
+func NewBroker() *Broker {
+	return &Broker{pending: map[string]*Question{}, answered: map[string]bool{}}
+}
+
+// open registers a question and returns it with its id filled in.
+func (b *Broker) open(runID string, p event.AskHumanPayload) *Question {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next++
+	p.ID = fmt.Sprintf("q-%s-%d", runID, b.next)
+	q := &Question{AskHumanPayload: p, RunID: runID, AskedAt: time.Now().UTC(), answerCh: make(chan string, 1)}
+	b.pending[p.ID] = q
+	return q
+}
+
+// wait blocks until q is answered or ctx ends.
+func (b *Broker) wait(ctx context.Context, q *Question) (string, error) {
+	select {
+	case a := <-q.answerCh:
+		return a, nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		delete(b.pending, q.ID)
+		b.mu.Unlock()
+		return "", ctx.Err()
+	}
+}
+
+// Answer answers a pending question. The first answer wins.
+func (b *Broker) Answer(id, answer string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, ok := b.pending[id]
+	if !ok {
+		if b.answered[id] {
+			return ErrAlreadyAnswered
+		}
+		return ErrUnknownQuestion
+	}
+	delete(b.pending, id)
+	b.answered[id] = true
+	q.answerCh <- answer
+	return nil
+}
+
+// Pending lists the open questions, oldest first.
+func (b *Broker) Pending() []Question {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Question, 0, len(b.pending))
+	for _, q := range b.pending {
+		out = append(out, *q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AskedAt.Before(out[j].AskedAt) })
+	return out
+}

@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/guildhall/guildhall/store"
+)
+
+// Checkpoint is state.json: everything needed to resume a run.
+type Checkpoint struct {
+	RunID          string    `json:"runId"`
+	StartedAt      time.Time `json:"startedAt"`
+	Counter        int       `json:"counter"`
+	LearnedCeiling int       `json:"learnedCeiling,omitempty"`
+	Stack          []*Frame  `json:"stack"`
+	WrittenAt      time.Time `json:"writtenAt"`
+}
+
+// checkpoint writes state.json atomically. A failure is recorded, not
+// fatal: the run goes on and the previous checkpoint stays valid.
+func (r *Run) checkpoint() {
+	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, Stack: r.stack, WrittenAt: r.now().UTC()}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return
+	}
+	dir, err := r.ws.RunDir(r.id)
+	if err != nil {
+		return
+	}
+	if err := store.WriteFileAtomic(filepath.Join(dir, store.StateFile), b, 0o644); err != nil && r.logErr == nil {
+		r.logErr = err
+	}
+}
+
+func (r *Run) removeCheckpoint() {
+	dir, err := r.ws.RunDir(r.id)
+	if err != nil {
+		return
+	}
+	if err := os.Remove(filepath.Join(dir, store.StateFile)); err != nil && !errors.Is(err, os.ErrNotExist) && r.logErr == nil {
+		r.logErr = err
+	}
+}

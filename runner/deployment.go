@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"os"
+	"strings"
+)
+
+// Generation holds the default sampling parameters applied to every role.
+type Generation struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"maxTokens,omitempty"`
+}
+
+// ModelConfig is deployment.json's model section.
+type ModelConfig struct {
+	Name           string     `json:"name,omitempty"`
+	APIBase        string     `json:"apiBase,omitempty"`
+	ContextWindow  int        `json:"contextWindow,omitempty"`
+	ReasoningField string     `json:"reasoningField,omitempty"`
+	Generation     Generation `json:"generation"`
+	// Provider selects the wire format (Guildhall addition): openai,
+	// openai-responses, anthropic or script.
+	Provider string `json:"provider,omitempty"`
+}
+
+// InterruptTriggers configures the loop-check cadence.
+type InterruptTriggers struct {
+	HandlerRole    string `json:"handlerRole,omitempty"`
+	EveryToolCalls int    `json:"everyToolCalls,omitempty"`
+	EveryTokens    int    `json:"everyTokens,omitempty"`
+	PlanOwnerRole  string `json:"planOwnerRole,omitempty"`
+}
+
+// ProviderHealth configures retries and suspension (Guildhall addition).
+type ProviderHealth struct {
+	// Retries is how many times one request is attempted before the
+	// failure counts against the provider (default 3).
+	Retries int `json:"retries,omitempty"`
+	// SuspendAfter is the number of consecutive failed requests after which
+	// the run is suspended (default 3).
+	SuspendAfter int `json:"suspendAfter,omitempty"`
+	// ProbeSeconds is the interval between health probes while suspended.
+	ProbeSeconds int `json:"probeSeconds,omitempty"`
+	// AutoResume resumes a suspended run when the provider answers again
+	// (default true).
+	AutoResume *bool `json:"autoResume,omitempty"`
+	// RequestTimeoutSeconds bounds one model request (default 600).
+	RequestTimeoutSeconds int `json:"requestTimeoutSeconds,omitempty"`
+}
+
+// ExecutorConfig is deployment.json's executor section.
+type ExecutorConfig struct {
+	MaxAgentDepth             int                `json:"maxAgentDepth,omitempty"`
+	DefaultToolTimeoutSeconds int                `json:"defaultToolTimeoutSeconds,omitempty"`
+	MaxCompactionAttempts     int                `json:"maxCompactionAttempts,omitempty"`
+	ContextPressureThreshold  float64            `json:"contextPressureThreshold,omitempty"`
+	ContextHandlerRole        string             `json:"contextHandlerRole,omitempty"`
+	InquiryHandlerRole        string             `json:"inquiryHandlerRole,omitempty"`
+	InterruptTriggers         *InterruptTriggers `json:"interruptTriggers,omitempty"`
+	ProviderHealth            ProviderHealth     `json:"providerHealth"`
+}
+
+// ContextPolicy is deployment.json's contextPolicy section.
+type ContextPolicy struct {
+	MaxToolOutputChars int `json:"maxToolOutputChars,omitempty"`
+}
+
+// Deployment holds the knobs set once per machine.
+type Deployment struct {
+	Model         ModelConfig    `json:"model"`
+	Executor      ExecutorConfig `json:"executor"`
+	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	// Source names the file it came from ("built-in defaults" otherwise).
+	Source string `json:"-"`
+}
+
+// DefaultDeployment is what Guildhall uses without a deployment.json. The
+// handler roles are those of the seed guild; they are dropped by
+// FitToGuild when a guild does not have them.
+func DefaultDeployment() *Deployment {
+	temp := 0.2
+	return &Deployment{
+		Source: "built-in defaults",
+		Model: ModelConfig{
+			Name:          "",
+			APIBase:       "http://127.0.0.1:8080/v1",
+			ContextWindow: 32768,
+			Generation:    Generation{Temperature: &temp, MaxTokens: 4096},
+			Provider:      "openai",
+		},
+		Executor: ExecutorConfig{
+			MaxAgentDepth:             8,
+			DefaultToolTimeoutSeconds: 30,
+			MaxCompactionAttempts:     5,
+			ContextPressureThreshold:  0.8,
+			ContextHandlerRole:        "context_manager",
+			InquiryHandlerRole:        "inquiry_responder",
+			InterruptTriggers: &InterruptTriggers{
+				HandlerRole: "loop_detector", EveryToolCalls: 12, EveryTokens: 30000, PlanOwnerRole: "planner",
+			},
+		},
+		ContextPolicy: ContextPolicy{MaxToolOutputChars: 4000},
+	}
+}
+
+var deploymentShape = shape{
+	"model": shape{
+		"name": nil, "apiBase": nil, "contextWindow": nil, "reasoningField": nil, "provider": nil,
+		"generation": shape{"temperature": nil, "maxTokens": nil},
+	},
+	"executor": shape{
+		"maxAgentDepth": nil, "defaultToolTimeoutSeconds": nil, "maxCompactionAttempts": nil,
+		"contextPressureThreshold": nil, "contextHandlerRole": nil, "inquiryHandlerRole": nil,
+		"interruptTriggers": shape{"handlerRole": nil, "everyToolCalls": nil, "everyTokens": nil, "planOwnerRole": nil},
+		"providerHealth":    shape{"retries": nil, "suspendAfter": nil, "probeSeconds": nil, "autoResume": nil, "requestTimeoutSeconds": nil},
+	},
+	"contextPolicy": shape{"maxToolOutputChars": nil},
+}
+
+// secretKeyNames are keys that would put a credential in a file.
+var secretKeyNames = []string{"apikey", "api_key", "key", "token", "secret", "password", "authorization"}
+
+// LoadDeployment reads and strictly validates a deployment file. Values it
+// omits keep their defaults. Every problem is reported at file:line:col.
+func LoadDeployment(file string) (*Deployment, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &ConfigError{File: file, Msg: "cannot read deployment file: " + err.Error()}
+	}
+	return ParseDeployment(file, data)
+}
+
+// ParseDeployment validates deployment JSON read from file.
+func ParseDeployment(file string, data []byte) (*Deployment, error) {
+	root, err := parsePositioned(file, data)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{file: file, data: data}
+	findSecrets(c, root)
+	if len(c.errs) == 0 {
+		c.checkShape(root, deploymentShape, "deployment")
+	}
+	d := DefaultDeployment()
+	d.Source = file
+	// Handler roles and the loop-check cadence are opt-in in a file, as in
+	// the original: absent means off.
+	d.Executor.InterruptTriggers = nil
+	d.Executor.ContextHandlerRole = ""
+	d.Executor.InquiryHandlerRole = ""
+	c.decodeInto(root, d, "deployment")
+	checkDeploymentValues(c, root, d)
+	if len(c.errs) > 0 {
+		sortErrors(c.errs)
+		return nil, c.errs
+	}
+	return d, nil
+}
+
+func findSecrets(c *checker, n *jnode) {
+	if n == nil {
+		return
+	}
+	for _, f := range n.keys {
+		if contains(secretKeyNames, strings.ToLower(f.key)) {
+			c.errorf(f.offset, "%q looks like a credential; keys never go in a file: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GUILDHALL_API_KEY in the environment, or use /run/secrets", f.key)
+			continue
+		}
+		findSecrets(c, f.value)
+	}
+	for _, it := range n.items {
+		findSecrets(c, it)
+	}
+}
+
+func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
+	at := func(path ...string) int64 {
+		n := root
+		for _, p := range path {
+			if next := n.field(p); next != nil {
+				n = next
+			} else {
+				break
+			}
+		}
+		return n.offset
+	}
+	switch d.Model.Provider {
+	case "", "openai", "openai-responses", "anthropic", "script":
+	default:
+		c.errorf(at("model", "provider"), "model.provider %q is not one of openai, openai-responses, anthropic, script", d.Model.Provider)
+	}
+	if d.Model.ContextWindow < 0 {
+		c.errorf(at("model", "contextWindow"), "model.contextWindow must be a positive number of tokens")
+	}
+	if d.Model.Generation.MaxTokens < 0 || (d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
+		c.errorf(at("model", "generation", "maxTokens"), "model.generation.maxTokens must be positive and smaller than model.contextWindow")
+	}
+	e := d.Executor
+	if e.MaxAgentDepth < 1 {
+		c.errorf(at("executor", "maxAgentDepth"), "executor.maxAgentDepth must be at least 1")
+	}
+	if e.DefaultToolTimeoutSeconds < 1 {
+		c.errorf(at("executor", "defaultToolTimeoutSeconds"), "executor.defaultToolTimeoutSeconds must be at least 1")
+	}
+	if e.ContextPressureThreshold <= 0 || e.ContextPressureThreshold >= 1 {
+		c.errorf(at("executor", "contextPressureThreshold"), "executor.contextPressureThreshold must be a fraction between 0 and 1, such as 0.8")
+	}
+	if d.ContextPolicy.MaxToolOutputChars < 1 {
+		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
+	}
+}
+
+// CheckAgainstGuild verifies that the handler roles the deployment names
+// exist in the guild. file names the deployment for messages.
+func (d *Deployment) CheckAgainstGuild(g *Guild) error {
+	var errs ConfigErrors
+	check := func(field, role string) {
+		if role != "" && g.Roles[role] == nil {
+			errs = append(errs, &ConfigError{File: d.Source, Msg: field + " names role \"" + role + "\", which the guild " + g.Source + " does not have; add the role or remove the setting"})
+		}
+	}
+	check("executor.contextHandlerRole", d.Executor.ContextHandlerRole)
+	check("executor.inquiryHandlerRole", d.Executor.InquiryHandlerRole)
+	if t := d.Executor.InterruptTriggers; t != nil {
+		check("executor.interruptTriggers.handlerRole", t.HandlerRole)
+		check("executor.interruptTriggers.planOwnerRole", t.PlanOwnerRole)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// FitToGuild clears the built-in default handler roles that a guild does not
+// define, so the defaults work with any guild. Only for built-in defaults: a
+// deployment file that names a missing role is an error (CheckAgainstGuild).
+func (d *Deployment) FitToGuild(g *Guild) {
+	if g.Roles[d.Executor.ContextHandlerRole] == nil {
+		d.Executor.ContextHandlerRole = ""
+	}
+	if g.Roles[d.Executor.InquiryHandlerRole] == nil {
+		d.Executor.InquiryHandlerRole = ""
+	}
+	if t := d.Executor.InterruptTriggers; t != nil {
+		if g.Roles[t.HandlerRole] == nil {
+			d.Executor.InterruptTriggers = nil
+		} else if g.Roles[t.PlanOwnerRole] == nil {
+			t.PlanOwnerRole = ""
+		}
+	}
+}

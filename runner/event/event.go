@@ -1,0 +1,388 @@
+// Package event defines the run log's vocabulary: the event envelope written
+// to log.jsonl, the event types, and the payload of each type.
+//
+// The log is the single source of truth of a run. Every view (the TUI, the
+// browser, --json, the thread, history) is a derivation of these events, so
+// the payload shapes are a contract: they follow the original system's
+// docs/reference.md "Log events" so that its tooling reads our logs.
+package event
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Type names an event kind. The string is what log.jsonl carries.
+type Type string
+
+// Event types of the original system.
+const (
+	RoleStart             Type = "role_start"
+	RoleFinished          Type = "role_finished"
+	AgentCall             Type = "agent_call"
+	EffortSet             Type = "effort_set"
+	LLMCallStart          Type = "llm_call_start"
+	LLMCall               Type = "llm_call"
+	ToolCall              Type = "tool_call"
+	ToolResult            Type = "tool_result"
+	Interrupt             Type = "interrupt"
+	InterruptResolved     Type = "interrupt_resolved"
+	OperatorNotice        Type = "operator_notice"
+	InquiryDropped        Type = "inquiry_dropped"
+	PlanModification      Type = "plan_modification"
+	Observe               Type = "observe"
+	Terminate             Type = "terminate"
+	ContextPressure       Type = "context_pressure"
+	ContextCompacted      Type = "context_compacted"
+	RunResumed            Type = "run_resumed"
+	DepthExceeded         Type = "depth_exceeded"
+	RoleNotFound          Type = "role_not_found"
+	AskHuman              Type = "ask_human"
+	HumanAnswer           Type = "human_answer"
+	LLMUnavailable        Type = "llm_unavailable"
+	ContextBudgetExceeded Type = "context_budget_exceeded"
+	ImplicitFinish        Type = "implicit_finish"
+	UnknownTool           Type = "unknown_tool"
+	InvalidToolCall       Type = "invalid_tool_call"
+)
+
+// Event types Guildhall adds.
+const (
+	// RunStarted opens every run's log.
+	RunStarted Type = "run_started"
+	// RunStatus records a run-level status change (finished, suspended,
+	// paused, interrupted, resumed by the operator).
+	RunStatus Type = "run_status"
+	// ProviderFailure records one failed model request with a bounded copy
+	// of the provider's body: operator diagnostics, never rendered prose.
+	ProviderFailure Type = "provider_failure"
+	// LLMDelta carries streamed reply text. It is published on the bus for
+	// live views and never written to log.jsonl.
+	LLMDelta Type = "llm_delta"
+)
+
+// Event is one line of log.jsonl: {timestamp, type, payload}.
+type Event struct {
+	// Seq is the event's 0-based line number in the run's log. It is not
+	// stored in the file; readers and the bus assign it.
+	Seq       int64           `json:"-"`
+	Timestamp time.Time       `json:"timestamp"`
+	Type      Type            `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	// Ephemeral events (LLMDelta) are published but never persisted.
+	Ephemeral bool `json:"-"`
+}
+
+// Decode unmarshals the payload into v.
+func (e Event) Decode(v any) error { return json.Unmarshal(e.Payload, v) }
+
+// New builds an event from a payload value, stamping it with t.
+func New(t time.Time, typ Type, payload any) (Event, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Timestamp: t.UTC(), Type: typ, Payload: b}, nil
+}
+
+// ErrorInfo is the structured error of a result card: {kind, message?, details?}.
+// Details is raw technical detail (for example a provider's error body): it is
+// operator-only and never enters model history.
+type ErrorInfo struct {
+	Kind    string          `json:"kind"`
+	Message string          `json:"message,omitempty"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// Card is a role's result card, the argument of finish and the result of agent.
+type Card struct {
+	Status    string     `json:"status"` // success | error | needs_clarification
+	Summary   string     `json:"summary"`
+	Artifacts []string   `json:"artifacts,omitempty"`
+	Error     *ErrorInfo `json:"error,omitempty"`
+}
+
+// RunStartedPayload opens a run.
+type RunStartedPayload struct {
+	RunID         string `json:"runId"`
+	Task          string `json:"task"`
+	Effort        string `json:"effort"`
+	LogLevel      string `json:"logLevel,omitempty"`
+	ContinuesFrom string `json:"continuesFrom,omitempty"`
+	EntryRole     string `json:"entryRole"`
+	Model         string `json:"model,omitempty"`
+}
+
+// RunStatusPayload records a run status change. Status is one of running,
+// success, error, needs_clarification, interrupted, suspended, paused.
+type RunStatusPayload struct {
+	Status string     `json:"status"`
+	Reason string     `json:"reason,omitempty"`
+	Card   *Card      `json:"card,omitempty"`
+	Error  *ErrorInfo `json:"error,omitempty"`
+}
+
+// RoleStartPayload: a role instance begins.
+type RoleStartPayload struct {
+	Role   string `json:"role"`
+	RoleID string `json:"roleId"`
+	Depth  int    `json:"depth"`
+	Task   string `json:"task"`
+	Parent string `json:"parent,omitempty"`
+	// ParentID is the parent's instance id (Guildhall addition).
+	ParentID string `json:"parentId,omitempty"`
+}
+
+// RoleFinishedPayload: a role instance returned its card.
+type RoleFinishedPayload struct {
+	Role      string     `json:"role"`
+	RoleID    string     `json:"roleId"`
+	Depth     int        `json:"depth"`
+	Status    string     `json:"status"`
+	Summary   string     `json:"summary,omitempty"`
+	Artifacts []string   `json:"artifacts,omitempty"`
+	Error     *ErrorInfo `json:"error,omitempty"`
+	Parent    string     `json:"parent,omitempty"`
+	ParentID  string     `json:"parentId,omitempty"`
+}
+
+// AgentCallPayload: the parent→child edge, logged before the child runs.
+type AgentCallPayload struct {
+	Parent   string `json:"parent"`
+	ParentID string `json:"parentId,omitempty"`
+	Child    string `json:"child"`
+	Depth    int    `json:"depth"`
+	Task     string `json:"task,omitempty"`
+}
+
+// EffortSetPayload records the run's effort tier.
+type EffortSetPayload struct {
+	Effort string `json:"effort"`
+}
+
+// LLMCallStartPayload marks a model request in flight.
+type LLMCallStartPayload struct {
+	Role   string `json:"role"`
+	RoleID string `json:"roleId,omitempty"`
+}
+
+// Usage is what the endpoint reported for one call. Only reported usage is
+// trusted; nothing here is estimated.
+type Usage struct {
+	PromptTokens       int `json:"promptTokens"`
+	CompletionTokens   int `json:"completionTokens"`
+	TotalTokens        int `json:"totalTokens"`
+	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
+}
+
+// WireToolCall is a tool call as the model emitted it.
+type WireToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// WireMessage is one message as sent to the model (reasoning omitted).
+type WireMessage struct {
+	Role       string         `json:"role"`
+	Content    string         `json:"content"`
+	ToolCalls  []WireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// Received is the assistant response of one call.
+type Received struct {
+	Content   string         `json:"content"`
+	Reasoning string         `json:"reasoning,omitempty"`
+	ToolCalls []WireToolCall `json:"toolCalls,omitempty"`
+}
+
+// LLMCallPayload: a successful model call. Sent is a delta: the messages added
+// since this role's previous call (SentFrom is the index of the first). At log
+// level "standard" Sent and Received bodies are omitted.
+type LLMCallPayload struct {
+	Role         string        `json:"role"`
+	RoleID       string        `json:"roleId,omitempty"`
+	MessageCount int           `json:"messageCount"`
+	SentFrom     int           `json:"sentFrom"`
+	Sent         []WireMessage `json:"sent,omitempty"`
+	Received     *Received     `json:"received,omitempty"`
+	Usage        Usage         `json:"usage"`
+	FinishReason string        `json:"finishReason,omitempty"`
+	Model        string        `json:"model,omitempty"`
+	ElapsedMs    int64         `json:"elapsedMs"`
+}
+
+// LLMDeltaPayload is streamed text (ephemeral, never persisted).
+type LLMDeltaPayload struct {
+	RoleID    string `json:"roleId"`
+	Content   string `json:"content,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+}
+
+// ToolCallPayload: a tool call about to be dispatched. Arguments is the raw
+// argument string the model passed.
+type ToolCallPayload struct {
+	Role      string `json:"role"`
+	RoleID    string `json:"roleId,omitempty"`
+	Tool      string `json:"tool"`
+	CallID    string `json:"callId,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResultPayload: the untruncated result of a tool call. Kind is
+// "success" or an error kind; Result is the full ToolResult JSON
+// ({kind:"success", data} or {kind, message, details}). At log level
+// "standard" Result is omitted.
+type ToolResultPayload struct {
+	Role      string          `json:"role"`
+	RoleID    string          `json:"roleId,omitempty"`
+	Tool      string          `json:"tool"`
+	CallID    string          `json:"callId,omitempty"`
+	Kind      string          `json:"kind"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	ElapsedMs int64           `json:"elapsedMs"`
+}
+
+// InterruptPayload: the active role is suspended and a handler runs.
+// Trigger is loop_check, context_pressure, context_budget_exceeded or inquiry.
+type InterruptPayload struct {
+	Trigger string `json:"trigger"`
+	Handler string `json:"handler"`
+	Target  string `json:"target"`
+	Message string `json:"message,omitempty"`
+}
+
+// InterruptResolvedPayload: the handler finished.
+type InterruptResolvedPayload struct {
+	Trigger       string `json:"trigger"`
+	Handler       string `json:"handler"`
+	Target        string `json:"target"`
+	Action        string `json:"action"`
+	HandlerStatus string `json:"handlerStatus,omitempty"`
+	Summary       string `json:"summary,omitempty"`
+}
+
+// OperatorNoticePayload: a marked directive injected into the entry role.
+type OperatorNoticePayload struct {
+	Role    string `json:"role"`
+	RoleID  string `json:"roleId"`
+	Message string `json:"message"`
+}
+
+// InquiryDroppedPayload: an inquiry arrived with no handler configured.
+type InquiryDroppedPayload struct {
+	Message string `json:"message"`
+	Reason  string `json:"reason"`
+}
+
+// PlanModificationPayload: an operator plan modification was routed.
+type PlanModificationPayload struct {
+	Target     string   `json:"target"`
+	TargetRole string   `json:"targetRole"`
+	Message    string   `json:"message"`
+	Aborted    []string `json:"aborted"`
+}
+
+// ObservePayload: a read-only cross-role inspection read another instance.
+type ObservePayload struct {
+	Role    string `json:"role"`
+	RoleID  string `json:"roleId"`
+	Details string `json:"details"`
+	// By is the observing instance id (Guildhall addition).
+	By string `json:"by,omitempty"`
+}
+
+// TerminatePayload closes an open call on a paused stack.
+type TerminatePayload struct {
+	Role    string `json:"role"`
+	Details string `json:"details,omitempty"`
+}
+
+// ContextPressurePayload: reported prompt size crossed the threshold.
+type ContextPressurePayload struct {
+	Role            string `json:"role"`
+	RoleID          string `json:"roleId,omitempty"`
+	PromptTokens    int    `json:"promptTokens"`
+	EffectiveBudget int    `json:"effectiveBudget"`
+}
+
+// ContextCompactedPayload: the backstop compacted a conversation.
+type ContextCompactedPayload struct {
+	Role                      string `json:"role"`
+	RoleID                    string `json:"roleId,omitempty"`
+	DroppedMessages           int    `json:"droppedMessages"`
+	TruncatedToolMessages     int    `json:"truncatedToolMessages"`
+	StrippedReasoningMessages int    `json:"strippedReasoningMessages"`
+	EstimatedPromptTokens     int    `json:"estimatedPromptTokens"`
+	ContextWindow             int    `json:"contextWindow"`
+}
+
+// RunResumedPayload marks a restart boundary.
+type RunResumedPayload struct {
+	RunID          string   `json:"runId"`
+	ResumedFrames  int      `json:"resumedFrames"`
+	ResumedRoleIDs []string `json:"resumedRoleIds,omitempty"`
+}
+
+// DepthExceededPayload: an agent call was refused for depth.
+type DepthExceededPayload struct {
+	Parent string `json:"parent"`
+	Child  string `json:"child"`
+	Depth  int    `json:"depth"`
+	Error  string `json:"error"`
+}
+
+// RoleNotFoundPayload: an unknown role was named.
+type RoleNotFoundPayload struct {
+	Parent   string `json:"parent,omitempty"`
+	RoleName string `json:"roleName"`
+}
+
+// Option is a suggested answer to an ask_human question.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// AskHumanPayload: a question for the operator. AssistantText is the same
+// turn's visible assistant text, shown when no context was given.
+type AskHumanPayload struct {
+	ID            string   `json:"id"`
+	Role          string   `json:"role,omitempty"`
+	RoleID        string   `json:"roleId,omitempty"`
+	Question      string   `json:"question"`
+	Context       string   `json:"context,omitempty"`
+	Options       []Option `json:"options,omitempty"`
+	AssistantText string   `json:"assistantText,omitempty"`
+}
+
+// HumanAnswerPayload: the operator's answer (first answer wins).
+type HumanAnswerPayload struct {
+	ID     string `json:"id"`
+	Answer string `json:"answer"`
+	// Source names the client that answered: terminal, browser, stdin, queue.
+	Source string `json:"source,omitempty"`
+}
+
+// FailurePayload carries the role and the detail of the failure events
+// (llm_unavailable, context_budget_exceeded, implicit_finish, unknown_tool,
+// invalid_tool_call).
+type FailurePayload struct {
+	Role    string `json:"role"`
+	RoleID  string `json:"roleId,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ProviderFailurePayload records one failed provider request. Body is a
+// bounded copy of the provider's response body: diagnostic data for the
+// operator, never rendered as prose, never in model history or meta.json.
+type ProviderFailurePayload struct {
+	RoleID     string `json:"roleId,omitempty"`
+	Category   string `json:"category"` // auth, rate_limit, server, timeout, cut_stream, malformed, context_length, network
+	StatusCode int    `json:"statusCode,omitempty"`
+	Attempt    int    `json:"attempt"`
+	Retrying   bool   `json:"retrying"`
+	Body       string `json:"body,omitempty"`
+}

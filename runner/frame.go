@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+)
+
+// Frame is one live role invocation on the depth-first stack. It holds the
+// role's complete state, so the whole stack can be checkpointed and a run
+// resumed from it.
+type Frame struct {
+	Role     string `json:"role"`
+	RoleID   string `json:"roleId"`
+	Depth    int    `json:"depth"`
+	Task     string `json:"task"`
+	Parent   string `json:"parent,omitempty"`
+	ParentID string `json:"parentId,omitempty"`
+	Effort   string `json:"effort,omitempty"`
+
+	History []provider.Message `json:"history"`
+	// TaskIndex is the index of the message holding this invocation's task
+	// (1, or later for a continuation): compaction never drops it.
+	TaskIndex int `json:"taskIndex"`
+	// SentCount is how many history messages earlier llm_call events have
+	// already logged, so each call logs only the delta.
+	SentCount int `json:"sentCount"`
+
+	ToolCalls        int `json:"toolCalls"`
+	CompletionTokens int `json:"completionTokens"`
+	PromptTokens     int `json:"promptTokens"`
+
+	// Context management state.
+	PressureFired      bool `json:"pressureFired,omitempty"`
+	PressurePending    bool `json:"pressurePending,omitempty"`
+	RejectedPending    int  `json:"rejectedPending,omitempty"` // prompt tokens of a parked rejection (-1: unknown)
+	Rejections         int  `json:"rejections,omitempty"`
+	CompactionAttempts int  `json:"compactionAttempts,omitempty"`
+	LastEditTokens     int  `json:"lastEditTokens,omitempty"`
+
+	// Loop-check watermarks.
+	CheckedToolCalls int `json:"checkedToolCalls,omitempty"`
+	CheckedTokens    int `json:"checkedTokens,omitempty"`
+
+	// Pending is the turn in progress: the tool calls of the last reply
+	// and how far dispatch has got.
+	Pending *PendingTurn `json:"pending,omitempty"`
+	// Marks set by an earlier routing, drained at the next safe point.
+	Marks []Mark `json:"marks,omitempty"`
+}
+
+// PendingTurn is a reply whose tool calls are being dispatched.
+type PendingTurn struct {
+	Calls         []provider.ToolCall `json:"calls"`
+	Next          int                 `json:"next"`
+	AssistantText string              `json:"assistantText,omitempty"`
+	// ChildCard is the card of the agent call at Next once its child has
+	// finished, so a resume delivers it instead of re-running the child.
+	ChildCard *event.Card `json:"childCard,omitempty"`
+}
+
+// Mark is a pending routing effect on a frame, applied at its safe point.
+type Mark struct {
+	// Kind is "abort" (finish with Error) or "message" (append a user
+	// message).
+	Kind    string           `json:"kind"`
+	Message string           `json:"message,omitempty"`
+	Error   *event.ErrorInfo `json:"error,omitempty"`
+}

@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+)
+
+// errEmptyReply marks a reply with neither content nor tool calls.
+var errEmptyReply = errors.New("the model returned an empty reply")
+
+// buildRequest assembles the model request of f's next turn.
+func (r *Run) buildRequest(f *Frame) provider.Request {
+	role := r.opts.Guild.Roles[f.Role]
+	gen := r.opts.Deployment.Model.Generation
+	req := provider.Request{
+		Model: r.opts.Deployment.Model.Name, Messages: f.History, Temperature: gen.Temperature,
+		MaxTokens: gen.MaxTokens, IncludeReasoning: role.IncludeReasoning, Role: f.Role, RoleID: f.RoleID,
+	}
+	for _, name := range role.Tools {
+		m := r.opts.Guild.Manifests[name]
+		req.Tools = append(req.Tools, provider.ToolSpec{Name: m.Name, Description: m.Description, Parameters: m.Parameters})
+	}
+	return req
+}
+
+// callModel makes f's next model call with retries. It returns the reply,
+// or a card that finishes the role (llm_unavailable), or errStopped.
+func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, event.Card, error) {
+	attempts := r.opts.Deployment.Executor.ProviderHealth.Retries
+	if attempts <= 0 {
+		attempts = 3
+	}
+	var last error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		req := r.buildRequest(f)
+		r.emit(event.LLMCallStart, event.LLMCallStartPayload{Role: f.Role, RoleID: f.RoleID})
+		start := time.Now()
+		resp, err := r.complete(ctx, f, req)
+		if err == nil {
+			r.logCall(f, req, resp, time.Since(start))
+			return resp, event.Card{}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, event.Card{}, errStopped
+		}
+		last = err
+		pe := provider.AsError(err)
+		retry := attempt < attempts && (pe == nil || pe.Retryable())
+		fp := event.ProviderFailurePayload{RoleID: f.RoleID, Category: "malformed", Attempt: attempt, Retrying: retry}
+		if pe != nil {
+			fp.Category, fp.StatusCode, fp.Body = string(pe.Category), pe.StatusCode, pe.Body
+		}
+		r.emit(event.ProviderFailure, fp)
+		if !retry {
+			break
+		}
+		retryAfter := 0.0
+		if pe != nil {
+			retryAfter = pe.RetryAfterSeconds
+		}
+		if backoff(ctx, attempt, retryAfter) != nil {
+			return nil, event.Card{}, errStopped
+		}
+	}
+	msg := fmt.Sprintf("the model endpoint did not answer usefully after %d attempts: %v", attempts, last)
+	r.emit(event.LLMUnavailable, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg})
+	card := errorCard("llm_unavailable", "The model endpoint is unavailable; the role could not continue.")
+	if pe := provider.AsError(last); pe != nil && pe.Body != "" {
+		card.Error.Details = jsonString(pe.Body)
+	}
+	return nil, card, nil
+}
+
+func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*provider.Response, error) {
+	timeout := time.Duration(r.opts.Deployment.Executor.ProviderHealth.RequestTimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := r.opts.Provider.Complete(cctx, req, func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && provider.AsError(err) == nil {
+			err = &provider.Error{Category: provider.CategoryTimeout, Err: err}
+		}
+		return nil, err
+	}
+	if resp.Content == "" && len(resp.ToolCalls) == 0 {
+		if resp.FinishReason == "length" {
+			return nil, &provider.Error{Category: provider.CategoryBadRequest, Err: errors.New("the reply hit the token limit before any content; raise model.generation.maxTokens")}
+		}
+		return nil, &provider.Error{Category: provider.CategoryMalformed, Err: errEmptyReply}
+	}
+	return resp, nil
+}
+
+// logCall records a successful call with the messages sent since the
+// role's previous call.
+func (r *Run) logCall(f *Frame, req provider.Request, resp *provider.Response, elapsed time.Duration) {
+	f.PromptTokens = resp.Usage.PromptTokens
+	f.CompletionTokens += resp.Usage.CompletionTokens
+	p := event.LLMCallPayload{
+		Role: f.Role, RoleID: f.RoleID, MessageCount: len(req.Messages), SentFrom: f.SentCount,
+		Usage: event.Usage{
+			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+			TotalTokens: resp.Usage.TotalTokens, CachedPromptTokens: resp.Usage.CachedPromptTokens,
+		},
+		FinishReason: resp.FinishReason, Model: resp.Model, ElapsedMs: elapsed.Milliseconds(),
+	}
+	if p.Usage.TotalTokens == 0 {
+		p.Usage.TotalTokens = p.Usage.PromptTokens + p.Usage.CompletionTokens
+	}
+	if r.opts.LogLevel == LogFull {
+		for _, m := range req.Messages[f.SentCount:] {
+			p.Sent = append(p.Sent, wireMessage(m))
+		}
+		p.Received = &event.Received{Content: resp.Content, Reasoning: resp.Reasoning}
+		for _, tc := range resp.ToolCalls {
+			p.Received.ToolCalls = append(p.Received.ToolCalls, event.WireToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		}
+	}
+	f.SentCount = len(req.Messages) + 1 // the reply joins the history next
+	r.emit(event.LLMCall, p)
+}
+
+func wireMessage(m provider.Message) event.WireMessage {
+	w := event.WireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	for _, tc := range m.ToolCalls {
+		w.ToolCalls = append(w.ToolCalls, event.WireToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	return w
+}

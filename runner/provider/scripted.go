@@ -1,0 +1,163 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Script is a scripted conversation: for each role name, the replies its
+// model calls receive in order. The run is sequential and depth-first, so a
+// cursor per role name makes the conversation deterministic.
+type Script struct {
+	Roles map[string][]ScriptTurn `json:"roles"`
+}
+
+// ScriptTurn is one scripted reply.
+type ScriptTurn struct {
+	Content   string           `json:"content,omitempty"`
+	Reasoning string           `json:"reasoning,omitempty"`
+	ToolCalls []ScriptToolCall `json:"toolCalls,omitempty"`
+	Usage     *ScriptUsage     `json:"usage,omitempty"`
+	DelayMs   int              `json:"delayMs,omitempty"`
+}
+
+// ScriptToolCall is a scripted tool call; Arguments is a JSON object.
+type ScriptToolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ScriptUsage is the usage a scripted reply reports.
+type ScriptUsage struct {
+	PromptTokens       int `json:"promptTokens"`
+	CompletionTokens   int `json:"completionTokens"`
+	CachedPromptTokens int `json:"cachedPromptTokens"`
+}
+
+// ParseScript decodes a script, rejecting unknown keys.
+func ParseScript(data []byte) (*Script, error) {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	var s Script
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
+	return &s, nil
+}
+
+// Scripted is the offline model that plays a Script. Real tools run for
+// real; only the model's replies are canned. Replies stream in small pieces
+// so live views behave as with a real model.
+type Scripted struct {
+	script *Script
+	// Speed scales the scripted delays (0 = no delay, 1 = as written).
+	Speed float64
+
+	mu      sync.Mutex
+	cursors map[string]int
+	calls   int
+}
+
+// NewScripted makes a scripted provider.
+func NewScripted(s *Script, speed float64) *Scripted {
+	return &Scripted{script: s, Speed: speed, cursors: map[string]int{}}
+}
+
+// Name implements Provider.
+func (s *Scripted) Name() string { return "script" }
+
+// Complete implements Provider: it returns the role's next scripted turn.
+func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	s.mu.Lock()
+	turns := s.script.Roles[req.Role]
+	i := s.cursors[req.Role]
+	s.cursors[req.Role] = i + 1
+	s.calls++
+	call := s.calls
+	s.mu.Unlock()
+	if i >= len(turns) {
+		// Out of script: finish honestly rather than loop.
+		return &Response{
+			ToolCalls: []ToolCall{{ID: fmt.Sprintf("call_%d_0", call), Name: "finish",
+				Arguments: `{"status":"error","summary":"The scripted model has no more replies for this role.","error":{"kind":"script_exhausted"}}`}},
+			FinishReason: "tool_calls", Model: "scripted",
+		}, nil
+	}
+	t := turns[i]
+	resp := &Response{Content: t.Content, Reasoning: t.Reasoning, FinishReason: "stop", Model: "scripted"}
+	for j, tc := range t.ToolCalls {
+		args := string(tc.Arguments)
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: fmt.Sprintf("call_%d_%d", call, j), Name: tc.Name, Arguments: args})
+	}
+	if len(resp.ToolCalls) > 0 {
+		resp.FinishReason = "tool_calls"
+	}
+	if t.Usage != nil {
+		resp.Usage = Usage{PromptTokens: t.Usage.PromptTokens, CompletionTokens: t.Usage.CompletionTokens,
+			TotalTokens: t.Usage.PromptTokens + t.Usage.CompletionTokens, CachedPromptTokens: t.Usage.CachedPromptTokens}
+	}
+	delay := time.Duration(float64(t.DelayMs)*s.Speed) * time.Millisecond
+	if err := s.stream(ctx, t, delay, onDelta); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// stream plays the reasoning and content out over the turn's delay.
+func (s *Scripted) stream(ctx context.Context, t ScriptTurn, delay time.Duration, onDelta func(Delta)) error {
+	pieces := chunk(t.Reasoning, true)
+	pieces = append(pieces, chunk(t.Content, false)...)
+	if len(pieces) == 0 {
+		return sleep(ctx, delay)
+	}
+	step := delay / time.Duration(len(pieces))
+	for _, p := range pieces {
+		if err := sleep(ctx, step); err != nil {
+			return err
+		}
+		if onDelta != nil {
+			onDelta(p)
+		}
+	}
+	return nil
+}
+
+func chunk(s string, reasoning bool) []Delta {
+	var out []Delta
+	for len(s) > 0 {
+		n := 0
+		for i := 0; i < 12 && n < len(s); i++ {
+			_, size := utf8.DecodeRuneInString(s[n:])
+			n += size
+		}
+		d := Delta{Content: s[:n]}
+		if reasoning {
+			d = Delta{Reasoning: s[:n]}
+		}
+		out = append(out, d)
+		s = s[n:]
+	}
+	return out
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,403 @@
+// Package runner is the executor: it loads a guild and a deployment, runs
+// the entry role against a model provider, dispatches tool calls (agent and
+// finish included), and records everything in the run's log, meta.json and
+// checkpoint. It knows no screen: clients subscribe to its event bus and
+// answer through its question broker.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
+)
+
+// Effort tiers.
+var efforts = []string{"quick", "standard", "thorough"}
+
+// ValidEffort reports whether e is an effort tier.
+func ValidEffort(e string) bool { return contains(efforts, e) }
+
+// EffortDirective is the exact system text the entry role gets.
+func EffortDirective(tier string) string {
+	return "Quality level: " + tier + " (one of quick, standard, thorough — quick is fastest and most direct; thorough is slowest and most careful)."
+}
+
+// PriorResultHeader is the fixed header of a continuation's reference turn.
+func PriorResultHeader(status string) string {
+	return "[Prior run result — status: " + status + "]"
+}
+
+// Log levels.
+const (
+	LogFull     = "full"
+	LogStandard = "standard"
+)
+
+// Options describe one run.
+type Options struct {
+	Workspace  string // absolute workspace directory
+	Guild      *Guild
+	Deployment *Deployment
+	Provider   provider.Provider
+	Tools      tools.Registry
+
+	Task          string
+	Effort        string
+	LogLevel      string
+	ContinuesFrom string
+	// Briefing is extra platform context for the entry role (the queue's
+	// "what ran while you waited").
+	Briefing string
+
+	Bus    *Bus
+	Broker *Broker
+	// NoInput answers ask_human with a "no operator available" tool error.
+	NoInput bool
+	// Now is the clock (tests pin it).
+	Now func() time.Time
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	RunID  string
+	Status string
+	Card   *event.Card
+	// Stopped is set when the run was cut short (signal, terminal gone)
+	// and left resumable rather than finished.
+	Stopped bool
+}
+
+// errStopped unwinds the role stack without finishing any role, leaving the
+// run resumable from its checkpoint.
+var errStopped = errors.New("run stopped")
+
+// Run is one executing run.
+type Run struct {
+	opts   Options
+	id     string
+	ws     store.Workspace
+	wsTool *tools.Workspace
+	meta   *store.Meta
+	metaMu sync.Mutex
+	log    *store.LogWriter
+	now    func() time.Time
+
+	emitMu  sync.Mutex
+	logErr  error
+	schemas map[string]*jsonschema.Schema
+
+	stack          []*Frame
+	counter        int
+	learnedCeiling int
+	startedAt      time.Time
+}
+
+// ID is the run id.
+func (r *Run) ID() string { return r.id }
+
+func (o *Options) defaults() error {
+	if o.Guild == nil || o.Deployment == nil || o.Provider == nil {
+		return errors.New("run options need a guild, a deployment and a provider")
+	}
+	if strings.TrimSpace(o.Task) == "" {
+		return errors.New("the task is empty; say what the run should do")
+	}
+	if o.Effort == "" {
+		o.Effort = "standard"
+	}
+	if !ValidEffort(o.Effort) {
+		return fmt.Errorf("effort %q is not one of quick, standard, thorough", o.Effort)
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = LogFull
+	}
+	if o.LogLevel != LogFull && o.LogLevel != LogStandard {
+		return fmt.Errorf("log level %q is not one of full, standard", o.LogLevel)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Bus == nil {
+		o.Bus = NewBus()
+	}
+	if o.Broker == nil {
+		o.Broker = NewBroker()
+	}
+	if o.Tools == nil {
+		o.Tools = tools.Builtins()
+	}
+	return nil
+}
+
+// Create prepares a new run: its folder, meta.json and log. The caller holds
+// the workspace lock. Execute runs it.
+func Create(opts Options) (*Run, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	ws := store.Workspace{Dir: opts.Workspace}
+	if err := ws.EnsureGitExclude(); err != nil {
+		return nil, err
+	}
+	var prior *store.Meta
+	if opts.ContinuesFrom != "" {
+		m, err := ws.ReadMeta(opts.ContinuesFrom)
+		if err != nil {
+			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, err)
+		}
+		if !store.Terminal(m.Status) {
+			return nil, fmt.Errorf("--continue %s: that run is %s; only a finished run can be continued", opts.ContinuesFrom, m.Status)
+		}
+		prior = m
+	}
+	now := opts.Now().UTC()
+	id, err := ws.CreateRun(now)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: now, schemas: map[string]*jsonschema.Schema{}}
+	r.meta = &store.Meta{
+		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
+		Status: store.StatusRunning, StartedAt: now, ContinuesFrom: opts.ContinuesFrom,
+		EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name, PID: os.Getpid(),
+	}
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	r.opts.Bus.Reset(nil)
+	r.emit(event.RunStarted, event.RunStartedPayload{
+		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
+		ContinuesFrom: opts.ContinuesFrom, EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name,
+	})
+	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
+	entry := r.newFrame(opts.Guild.EntryRole, opts.Task, nil)
+	entry.Effort = opts.Effort
+	entry.History, entry.TaskIndex = r.entryHistory(prior)
+	r.stack = []*Frame{entry}
+	return r, nil
+}
+
+func (r *Run) open() error {
+	dir, err := r.ws.RunDir(r.id)
+	if err != nil {
+		return err
+	}
+	if err := r.ws.WriteMeta(r.meta); err != nil {
+		return err
+	}
+	r.log, err = store.OpenLog(filepath.Join(dir, store.LogFile))
+	if err != nil {
+		return err
+	}
+	r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace)
+	return err
+}
+
+// entryHistory assembles the entry role's opening messages: the system
+// prompt with the effort directive, a continuation's reference turns, and
+// the task (with project documentation and the queue briefing).
+func (r *Run) entryHistory(prior *store.Meta) ([]provider.Message, int) {
+	role := r.opts.Guild.Roles[r.opts.Guild.EntryRole]
+	// The directive joins the system prompt rather than following as a
+	// second system message: many local chat templates reject a system
+	// message anywhere but first.
+	sys := strings.TrimRight(role.Prompt, "\n") + "\n\n" + EffortDirective(r.opts.Effort)
+	msgs := []provider.Message{{Role: "system", Content: sys}}
+	if prior != nil {
+		msgs = append(msgs,
+			provider.Message{Role: "user", Content: prior.Task},
+			provider.Message{Role: "assistant", Content: priorResultText(prior)})
+	}
+	task := r.opts.Task
+	if len(role.ProjectDocs) > 0 {
+		task += "\n\n" + tools.ReadProjectDocs(r.wsTool, role.ProjectDocs)
+	}
+	if r.opts.Briefing != "" {
+		task += "\n\n" + r.opts.Briefing
+	}
+	msgs = append(msgs, provider.Message{Role: "user", Content: task})
+	return msgs, len(msgs) - 1
+}
+
+// priorResultText is the assistant reference turn of a continuation: the
+// fixed header, the result summary, artifacts and the surfaced error
+// message. The raw technical detail never enters model history.
+func priorResultText(m *store.Meta) string {
+	var b strings.Builder
+	b.WriteString(PriorResultHeader(m.Status))
+	if m.Result != nil {
+		if m.Result.Summary != "" {
+			b.WriteString("\n\n" + m.Result.Summary)
+		}
+		if len(m.Result.Artifacts) > 0 {
+			b.WriteString("\n\nArtifacts: " + strings.Join(m.Result.Artifacts, ", "))
+		}
+	}
+	if e := m.Error; e != nil && e.Message != "" {
+		b.WriteString("\n\nError: " + e.Message)
+	} else if m.Result != nil && m.Result.Error != nil && m.Result.Error.Message != "" {
+		b.WriteString("\n\nError: " + m.Result.Error.Message)
+	}
+	return b.String()
+}
+
+func (r *Run) newFrame(role, task string, parent *Frame) *Frame {
+	r.counter++
+	f := &Frame{Role: role, Task: task}
+	if parent != nil {
+		f.Depth = parent.Depth + 1
+		f.Parent, f.ParentID = parent.Role, parent.RoleID
+	}
+	f.RoleID = fmt.Sprintf("%s-%d-%d", role, f.Depth, r.counter)
+	return f
+}
+
+// Execute runs the entry role to its finish and records the outcome. A
+// cancelled ctx stops the run at the next safe point, leaving it resumable.
+func (r *Run) Execute(ctx context.Context) (Outcome, error) {
+	defer r.close()
+	entry := r.stack[0]
+	r.emitRoleStart(entry)
+	card, err := r.runFrame(ctx, entry)
+	return r.conclude(card, err)
+}
+
+func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
+	if errors.Is(err, errStopped) {
+		r.checkpoint()
+		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "stopped before finishing; resumable from its checkpoint"})
+		_ = r.log.Sync()
+		return Outcome{RunID: r.id, Status: store.StatusRunning, Stopped: true}, nil
+	}
+	if err != nil {
+		return Outcome{RunID: r.id}, err
+	}
+	r.finishFrame(r.stack[0], card)
+	status := card.Status
+	if status != store.StatusSuccess && status != store.StatusNeedsClarification {
+		status = store.StatusError
+	}
+	if card.Error != nil && card.Error.Kind == "interrupted" {
+		status = store.StatusInterrupted
+	}
+	r.metaMu.Lock()
+	end := r.now().UTC()
+	r.meta.Status = status
+	r.meta.EndedAt = &end
+	r.meta.Result = metaResult(card)
+	if card.Error != nil {
+		r.meta.Error = r.meta.Result.Error
+	}
+	r.metaMu.Unlock()
+	r.emit(event.RunStatus, event.RunStatusPayload{Status: status, Card: &card})
+	if err := r.saveMeta(); err != nil {
+		return Outcome{RunID: r.id}, err
+	}
+	r.removeCheckpoint()
+	return Outcome{RunID: r.id, Status: status, Card: &card}, r.logErr
+}
+
+func metaResult(c event.Card) *store.MetaResult {
+	res := &store.MetaResult{Status: c.Status, Summary: c.Summary, Artifacts: c.Artifacts}
+	if c.Error != nil {
+		res.Error = &store.MetaError{Kind: c.Error.Kind, Message: c.Error.Message, Detail: c.Error.Details}
+	}
+	return res
+}
+
+func (r *Run) saveMeta() error {
+	r.metaMu.Lock()
+	defer r.metaMu.Unlock()
+	return r.ws.WriteMeta(r.meta)
+}
+
+func (r *Run) close() {
+	if r.log != nil {
+		_ = r.log.Close()
+	}
+	if r.wsTool != nil {
+		_ = r.wsTool.Close()
+	}
+}
+
+// emit appends an event to the log and publishes it. Emits are serialised
+// so log order and bus order agree.
+func (r *Run) emit(typ event.Type, payload any) event.Event {
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	e, err := event.New(r.now(), typ, payload)
+	if err != nil {
+		r.logErr = fmt.Errorf("encode %s event: %w", typ, err)
+		return e
+	}
+	line, err := json.Marshal(e)
+	if err == nil {
+		e.Seq, err = r.log.Append(line)
+	}
+	if err != nil && r.logErr == nil {
+		r.logErr = fmt.Errorf("write run log: %w", err)
+	}
+	r.opts.Bus.Publish(e)
+	return e
+}
+
+// publishDelta sends streamed text to live views only.
+func (r *Run) publishDelta(roleID string, d provider.Delta) {
+	b, _ := json.Marshal(event.LLMDeltaPayload{RoleID: roleID, Content: d.Content, Reasoning: d.Reasoning})
+	r.opts.Bus.Publish(event.Event{Seq: -1, Timestamp: r.now().UTC(), Type: event.LLMDelta, Payload: b, Ephemeral: true})
+}
+
+func (r *Run) emitRoleStart(f *Frame) {
+	r.emit(event.RoleStart, event.RoleStartPayload{
+		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID,
+	})
+}
+
+// finishFrame logs role_finished, pops the frame and checkpoints.
+func (r *Run) finishFrame(f *Frame, card event.Card) {
+	r.emit(event.RoleFinished, event.RoleFinishedPayload{
+		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Status: card.Status, Summary: card.Summary,
+		Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID,
+	})
+	if n := len(r.stack); n > 0 && r.stack[n-1] == f {
+		r.stack = r.stack[:n-1]
+	}
+	if len(r.stack) > 0 {
+		r.checkpoint()
+	}
+	_ = r.log.Sync()
+}
+
+// backoff waits before retry attempt n (1-based), with jitter.
+func backoff(ctx context.Context, n int, retryAfter float64) error {
+	d := time.Duration(250*(1<<(n-1))) * time.Millisecond
+	if retryAfter > 0 {
+		d = time.Duration(retryAfter * float64(time.Second))
+		if d > 60*time.Second {
+			d = 60 * time.Second
+		}
+	}
+	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

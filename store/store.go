@@ -1,0 +1,75 @@
+// Package store owns the .orchestration/ records of a workspace: run ids,
+// the append-only event log, meta.json, the checkpoint, settings, the queue,
+// summaries and plans, and the git exclude entry that hides them.
+//
+// Every record that is replaced is written atomically (temp file, fsync,
+// rename, fsync of the directory), so a crash leaves the previous complete
+// version, never a torn one. The log is append-only.
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Dir names of the bookkeeping tree.
+const (
+	OrchestrationDir = ".orchestration"
+	RunsDir          = "runs"
+	MetaFile         = "meta.json"
+	LogFile          = "log.jsonl"
+	StateFile        = "state.json"
+	SummaryFile      = "summary.txt"
+	PlanFile         = "plan.md"
+	SettingsFile     = "settings.json"
+	QueueFile        = "queue.json"
+)
+
+// WriteFileAtomic replaces path with data: it writes a temp file beside it,
+// fsyncs it, renames it over path and fsyncs the directory.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	cleanup := func() { _ = os.Remove(tmpName) }
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		cleanup()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		cleanup()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		cleanup()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		cleanup()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		cleanup()
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
