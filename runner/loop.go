@@ -36,8 +36,19 @@ func (r *Run) runFrame(ctx context.Context, f *Frame) (event.Card, error) {
 		if ctx.Err() != nil {
 			return event.Card{}, errStopped
 		}
-		r.checkpoint()
+		if r.handlerDepth == 0 {
+			r.checkpoint()
+		}
 		_ = r.log.Sync()
+		if card, done := r.drainMarks(f); done {
+			return card, nil
+		}
+		if err := r.pausePoint(ctx); err != nil {
+			return event.Card{}, err
+		}
+		if err := r.operatorPoint(ctx, f); err != nil {
+			return event.Card{}, err
+		}
 		if card, done := r.drainMarks(f); done {
 			return card, nil
 		}
@@ -83,6 +94,14 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 	for p.Next < len(p.Calls) {
 		call := p.Calls[p.Next]
 		var content string
+		if f.aborting() {
+			// An abort is pending: the rest of this turn is not run, but
+			// each call still gets a result so the history stays valid.
+			content = r.conversationText(tools.Fail("interrupted", "not run: this role is being stopped"))
+			f.History = append(f.History, provider.Message{Role: "tool", Content: content, ToolCallID: call.ID, ToolName: call.Name})
+			p.Next++
+			continue
+		}
 		switch call.Name {
 		case "finish":
 			if card, ok, msg := r.parseFinish(f, call); ok {
@@ -112,6 +131,15 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 	}
 	f.Pending = nil
 	return event.Card{}, false, nil
+}
+
+func (f *Frame) aborting() bool {
+	for _, m := range f.Marks {
+		if m.Kind == "abort" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseFinish validates a finish call. On failure it returns the message

@@ -101,6 +101,8 @@ type Run struct {
 	schemas map[string]*jsonschema.Schema
 
 	stack          []*Frame
+	handlerDepth   int
+	ctl            controls
 	counter        int
 	learnedCeiling int
 	startedAt      time.Time
@@ -270,6 +272,11 @@ func (r *Run) newFrame(role, task string, parent *Frame) *Frame {
 // cancelled ctx stops the run at the next safe point, leaving it resumable.
 func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 	defer r.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.ctl.mu.Lock()
+	r.ctl.cancel = cancel
+	r.ctl.mu.Unlock()
 	entry := r.stack[0]
 	r.emitRoleStart(entry)
 	card, err := r.runFrame(ctx, entry)
@@ -277,6 +284,10 @@ func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 }
 
 func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
+	if errors.Is(err, errStopped) && r.terminating() {
+		card, err = errorCard("interrupted", "The operator terminated the run."), nil
+		r.unwindAll(card)
+	}
 	if errors.Is(err, errStopped) {
 		r.checkpoint()
 		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "stopped before finishing; resumable from its checkpoint"})
@@ -309,6 +320,14 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 	}
 	r.removeCheckpoint()
 	return Outcome{RunID: r.id, Status: status, Card: &card}, r.logErr
+}
+
+// unwindAll finishes every frame above the entry role with card, so each
+// role_start keeps its role_finished.
+func (r *Run) unwindAll(card event.Card) {
+	for len(r.stack) > 1 {
+		r.finishFrame(r.stack[len(r.stack)-1], card)
+	}
 }
 
 func metaResult(c event.Card) *store.MetaResult {

@@ -79,5 +79,8 @@ func demoSetup(df *demoFlags) (*setup, func(), error) {
 	d := runner.DefaultDeployment()
 	d.FitToGuild(g)
 	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
+	// The script has no loop-detector turns: a cadence check would consume
+	// turns it does not have.
+	d.Executor.InterruptTriggers = nil
 	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed)}, cleanup, nil
 }

@@ -1,0 +1,254 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/store"
+)
+
+// hooked runs fn before the n-th model call of role (1-based).
+type hooked struct {
+	provider.Provider
+	mu    sync.Mutex
+	count map[string]int
+	hooks map[string]map[int]func()
+}
+
+func (h *hooked) on(role string, n int, fn func()) {
+	if h.hooks == nil {
+		h.hooks, h.count = map[string]map[int]func(){}, map[string]int{}
+	}
+	if h.hooks[role] == nil {
+		h.hooks[role] = map[int]func(){}
+	}
+	h.hooks[role][n] = fn
+}
+
+func (h *hooked) Complete(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+	h.mu.Lock()
+	h.count[req.Role]++
+	fn := h.hooks[req.Role][h.count[req.Role]]
+	h.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return h.Provider.Complete(ctx, req, onDelta)
+}
+
+// threeLevelGuild has orchestrator → planner → coder.
+func threeLevelGuild(t *testing.T) *Guild {
+	g := testGuild(t)
+	g.Roles["planner"] = &Role{Name: "planner", Prompt: "[role:planner]", Tools: []string{"agent", "finish"}}
+	g.Roles["inquiry_responder"] = &Role{Name: "inquiry_responder", Prompt: "[role:inquiry_responder]", Tools: []string{"finish", "read_file"}}
+	return g
+}
+
+func startRun(t *testing.T, h *harness) (*Run, chan Outcome) {
+	t.Helper()
+	r, err := Create(h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Outcome, 1)
+	go func() {
+		out, err := r.Execute(context.Background())
+		if err != nil {
+			t.Errorf("execute: %v", err)
+		}
+		done <- out
+	}()
+	return r, done
+}
+
+func wait(t *testing.T, done chan Outcome) Outcome {
+	t.Helper()
+	select {
+	case o := <-done:
+		return o
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not end")
+		return Outcome{}
+	}
+}
+
+func TestPlanModificationUnwindsTwoLevels(t *testing.T) {
+	g := threeLevelGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator": {
+			turn("", call("agent", map[string]string{"role": "planner", "task": "plan"})),
+			turn("", finishCall("success", "replanned")),
+		},
+		"planner": {
+			turn("", call("agent", map[string]string{"role": "coder", "task": "code"})),
+			turn("", finishCall("success", "planner should not get here")),
+		},
+		"coder": {
+			turn("", call("read_file", map[string]string{"path": "a"}), call("read_file", map[string]string{"path": "b"})),
+			turn("", finishCall("success", "coder should not get here")),
+		},
+	})
+	h.opts.Deployment.Executor.InterruptTriggers = &InterruptTriggers{PlanOwnerRole: "orchestrator"}
+	hk := &hooked{Provider: h.opts.Provider}
+	h.opts.Provider = hk
+	var r *Run
+	ready := make(chan struct{})
+	hk.on("coder", 1, func() {
+		<-ready
+		if err := r.RequestInterrupt("plan_modification", "Use Rust instead"); err != nil {
+			t.Error(err)
+		}
+	})
+	var done chan Outcome
+	r, done = startRun(t, h)
+	close(ready)
+	out := wait(t, done)
+	if out.Status != "success" {
+		t.Fatalf("status %s", out.Status)
+	}
+	evs := readEvents(t, store.Workspace{Dir: h.dir}, out.RunID)
+	var pm event.PlanModificationPayload
+	pms := find(evs, event.PlanModification)
+	if len(pms) != 1 {
+		t.Fatalf("plan_modification events: %v", types(evs))
+	}
+	_ = pms[0].Decode(&pm)
+	if pm.Target != "orchestrator-0-1" || strings.Join(pm.Aborted, ",") != "planner-1-2,coder-2-3" {
+		t.Fatalf("plan_modification = %+v", pm)
+	}
+	for _, e := range find(evs, event.RoleFinished) {
+		var p event.RoleFinishedPayload
+		_ = e.Decode(&p)
+		if p.Role != "orchestrator" && (p.Error == nil || p.Error.Kind != "interrupted") {
+			t.Errorf("%s finished %+v, want interrupted", p.RoleID, p)
+		}
+	}
+	// The owner received the marked message before its next call.
+	reqs := h.rec.byRole("orchestrator")
+	found := false
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if strings.HasPrefix(m.Content, "[Operator plan modification") && strings.Contains(m.Content, "Use Rust instead") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("owner never received the plan modification")
+	}
+}
+
+func TestInquiryAnsweredMidRun(t *testing.T) {
+	g := threeLevelGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator":      {turn("", call("read_file", map[string]string{"path": "x"})), turn("", finishCall("success", "done"))},
+		"inquiry_responder": {turn("", finishCall("success", "It is reading file x."))},
+	})
+	h.opts.Deployment.Executor.InquiryHandlerRole = "inquiry_responder"
+	hk := &hooked{Provider: h.opts.Provider}
+	h.opts.Provider = hk
+	var r *Run
+	ready := make(chan struct{})
+	hk.on("orchestrator", 1, func() {
+		<-ready
+		_ = r.RequestInterrupt("inquiry", "What are you doing?")
+	})
+	var done chan Outcome
+	r, done = startRun(t, h)
+	close(ready)
+	out := wait(t, done)
+	evs := readEvents(t, store.Workspace{Dir: h.dir}, out.RunID)
+	ints, res := find(evs, event.Interrupt), find(evs, event.InterruptResolved)
+	if len(ints) != 1 || len(res) != 1 {
+		t.Fatalf("want one interrupt pair: %v", types(evs))
+	}
+	var ip event.InterruptPayload
+	var rp event.InterruptResolvedPayload
+	_ = ints[0].Decode(&ip)
+	_ = res[0].Decode(&rp)
+	if ip.Trigger != "inquiry" || ip.Message != "What are you doing?" || ip.Target != "orchestrator-0-1" {
+		t.Fatalf("interrupt = %+v", ip)
+	}
+	if rp.Action != "answered" || rp.Summary != "It is reading file x." {
+		t.Fatalf("interrupt_resolved = %+v", rp)
+	}
+	if out.Status != "success" {
+		t.Fatalf("the run must continue after an inquiry: %s", out.Status)
+	}
+}
+
+func TestInquiryDroppedWithoutHandler(t *testing.T) {
+	g := testGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator": {turn("", call("read_file", map[string]string{"path": "x"})), turn("", finishCall("success", "done"))},
+	})
+	hk := &hooked{Provider: h.opts.Provider}
+	h.opts.Provider = hk
+	var r *Run
+	ready := make(chan struct{})
+	hk.on("orchestrator", 1, func() { <-ready; _ = r.RequestInterrupt("inquiry", "hello?") })
+	var done chan Outcome
+	r, done = startRun(t, h)
+	close(ready)
+	out := wait(t, done)
+	evs := readEvents(t, store.Workspace{Dir: h.dir}, out.RunID)
+	if len(find(evs, event.InquiryDropped)) != 1 || out.Status != "success" {
+		t.Fatalf("want inquiry_dropped and success: %s %v", out.Status, types(evs))
+	}
+}
+
+func TestPauseResumeTerminate(t *testing.T) {
+	g := testGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator": {
+			turn("", call("read_file", map[string]string{"path": "x"})),
+			turn("", call("read_file", map[string]string{"path": "y"})),
+			turn("", finishCall("success", "never")),
+		},
+	})
+	hk := &hooked{Provider: h.opts.Provider}
+	h.opts.Provider = hk
+	var r *Run
+	ready := make(chan struct{})
+	hk.on("orchestrator", 1, func() { <-ready; r.RequestPause() })
+	var done chan Outcome
+	r, done = startRun(t, h)
+	close(ready)
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.Paused() {
+		if time.Now().After(deadline) {
+			t.Fatal("run never paused")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ws := store.Workspace{Dir: h.dir}
+	if m, _ := ws.ReadMeta(r.ID()); m.Status != store.StatusPaused {
+		t.Fatalf("meta status while paused = %s", m.Status)
+	}
+	if !r.ResumeFromPause() {
+		t.Fatal("resume should report the run was paused")
+	}
+	hk.on("orchestrator", 2, nil)
+	r.RequestTerminate()
+	out := wait(t, done)
+	m, _ := ws.ReadMeta(r.ID())
+	if m.Status != store.StatusInterrupted || m.Error == nil || m.Error.Kind != "interrupted" {
+		t.Fatalf("terminated run meta = %+v", m)
+	}
+	if out.Stopped {
+		t.Fatal("a terminated run is final, not resumable")
+	}
+	evs := readEvents(t, ws, r.ID())
+	var statuses []string
+	for _, e := range find(evs, event.RunStatus) {
+		var p event.RunStatusPayload
+		_ = e.Decode(&p)
+		statuses = append(statuses, p.Status)
+	}
+	if got := strings.Join(statuses, ","); got != "paused,running,interrupted" {
+		t.Fatalf("run_status sequence = %s", got)
+	}
+}

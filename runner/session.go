@@ -1,0 +1,246 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
+)
+
+// Errors a session reports to its clients.
+var (
+	ErrRunInProgress = errors.New("run_in_progress")
+	ErrRunNotActive  = errors.New("run_not_active")
+	ErrInvalidKind   = errors.New("interrupt kind must be inquiry or plan_modification")
+	ErrEmptyMessage  = errors.New("the message is empty")
+)
+
+// SessionConfig is what a session runs with.
+type SessionConfig struct {
+	Workspace  string
+	Guild      *Guild
+	Deployment *Deployment
+	Provider   provider.Provider
+	Tools      tools.Registry
+	NoInput    bool
+}
+
+// Submission is a task submitted to a session.
+type Submission struct {
+	Task          string `json:"task"`
+	Effort        string `json:"effort,omitempty"`
+	LogLevel      string `json:"logLevel,omitempty"`
+	ContinuesFrom string `json:"continuesFrom,omitempty"`
+	Briefing      string `json:"-"`
+}
+
+// Session is one workspace served to clients: the terminal console, the
+// browser companion and the headless printer all use it. It runs one run
+// at a time, owns the event bus and the question broker, and holds the
+// workspace lock for its lifetime.
+type Session struct {
+	cfg    SessionConfig
+	ws     store.Workspace
+	lock   *store.Lock
+	bus    *Bus
+	broker *Broker
+
+	mu      sync.Mutex
+	active  *Run
+	done    chan struct{}
+	outcome Outcome
+	err     error
+}
+
+// OpenSession takes the workspace lock and returns a session.
+func OpenSession(cfg SessionConfig) (*Session, error) {
+	ws := store.Workspace{Dir: cfg.Workspace}
+	lock, err := ws.AcquireLock()
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.EnsureGitExclude(); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker()}, nil
+}
+
+// Workspace is the session's workspace records.
+func (s *Session) Workspace() store.Workspace { return s.ws }
+
+// Guild is the session's guild.
+func (s *Session) Guild() *Guild { return s.cfg.Guild }
+
+// Deployment is the session's deployment.
+func (s *Session) Deployment() *Deployment { return s.cfg.Deployment }
+
+// Subscribe returns the current run's events so far and a subscription to
+// every later event (of this and later runs).
+func (s *Session) Subscribe(buffer int) ([]event.Event, *Subscription) { return s.bus.Subscribe(buffer) }
+
+// SubscribeLossless is Subscribe for consumers that must see every event.
+func (s *Session) SubscribeLossless(buffer int) ([]event.Event, *Subscription) {
+	return s.bus.SubscribeLossless(buffer)
+}
+
+// Submit starts a run of sub in the background. It fails with
+// ErrRunInProgress while another run is live.
+func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		return "", ErrRunInProgress
+	}
+	effort := sub.Effort
+	if effort == "" {
+		effort = s.ws.ReadSettings().Effort
+	}
+	logLevel := sub.LogLevel
+	if logLevel == "" {
+		logLevel = s.ws.ReadSettings().LogLevel
+	}
+	r, err := Create(Options{
+		Workspace: s.cfg.Workspace, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
+		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
+		Briefing: sub.Briefing, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput,
+	})
+	if err != nil {
+		return "", err
+	}
+	s.start(ctx, r)
+	return r.ID(), nil
+}
+
+func (s *Session) start(ctx context.Context, r *Run) {
+	_ = s.lock.SetRun(r.ID())
+	s.active = r
+	done := make(chan struct{})
+	s.done = done
+	go func() {
+		out, err := r.Execute(ctx)
+		s.mu.Lock()
+		s.active, s.outcome, s.err = nil, out, err
+		s.mu.Unlock()
+		_ = s.lock.SetRun("")
+		close(done)
+	}()
+}
+
+// Active returns the id of the live run, if any.
+func (s *Session) Active() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil {
+		return "", false
+	}
+	return s.active.ID(), true
+}
+
+// Wait blocks until the current run (if any) ends and returns its outcome.
+func (s *Session) Wait(ctx context.Context) (Outcome, error) {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done == nil {
+		return Outcome{}, errors.New("no run was started")
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outcome, s.err
+}
+
+// Answer answers a pending question. The first answer wins.
+func (s *Session) Answer(id, answer string) error { return s.broker.Answer(id, answer) }
+
+// Questions lists the pending questions.
+func (s *Session) Questions() []Question { return s.broker.Pending() }
+
+// activeRun returns the live run when its id is runID ("" for any).
+func (s *Session) activeRun(runID string) (*Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil || (runID != "" && s.active.ID() != runID) {
+		return nil, ErrRunNotActive
+	}
+	return s.active, nil
+}
+
+// Interrupt queues an operator interrupt (inquiry or plan_modification)
+// for the live run's next safe point.
+func (s *Session) Interrupt(runID, kind, message string) error {
+	if kind != "inquiry" && kind != "plan_modification" {
+		return ErrInvalidKind
+	}
+	if strings.TrimSpace(message) == "" {
+		return ErrEmptyMessage
+	}
+	r, err := s.activeRun(runID)
+	if err != nil {
+		return err
+	}
+	return r.RequestInterrupt(kind, message)
+}
+
+// InterruptPending reports whether an operator interrupt is queued.
+func (s *Session) InterruptPending(runID string) bool {
+	r, err := s.activeRun(runID)
+	return err == nil && r.InterruptPending()
+}
+
+// Pause asks the live run to pause at its next safe point.
+func (s *Session) Pause(runID string) error {
+	r, err := s.activeRun(runID)
+	if err != nil {
+		return err
+	}
+	r.RequestPause()
+	return nil
+}
+
+// Resume resumes a paused live run.
+func (s *Session) Resume(runID string) error {
+	r, err := s.activeRun(runID)
+	if err != nil {
+		return err
+	}
+	if !r.ResumeFromPause() {
+		return fmt.Errorf("run %s is not paused", r.ID())
+	}
+	return nil
+}
+
+// Terminate ends the live run at its next safe point with status
+// interrupted and its record intact.
+func (s *Session) Terminate(runID string) error {
+	r, err := s.activeRun(runID)
+	if err != nil {
+		return err
+	}
+	r.RequestTerminate()
+	return nil
+}
+
+// Close stops a live run at its next safe point (leaving it resumable) and
+// releases the workspace.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	r, done := s.active, s.done
+	s.mu.Unlock()
+	if r != nil {
+		r.Stop()
+		<-done
+	}
+	return s.lock.Release()
+}
