@@ -230,9 +230,9 @@ func TestToolCallErrorKinds(t *testing.T) {
 	h := newHarness(t, g, map[string][]provider.ScriptTurn{
 		"orchestrator": {
 			turn("", call("write_file", map[string]string{"path": "x", "content": "y"})), // declared elsewhere, not granted
-			turn("", call("no_such_tool", map[string]string{})),                           // no manifest
-			turn("", call("read_file", map[string]int{"path": 3})),                        // schema violation
-			turn("", call("agent", map[string]string{"role": "ghost", "task": "boo"})),    // unknown role
+			turn("", call("no_such_tool", map[string]string{})),                          // no manifest
+			turn("", call("read_file", map[string]int{"path": 3})),                       // schema violation
+			turn("", call("agent", map[string]string{"role": "ghost", "task": "boo"})),   // unknown role
 			turn("", finishCall("success", "survived")),
 		},
 	})

@@ -83,7 +83,9 @@ func (s *Session) Deployment() *Deployment { return s.cfg.Deployment }
 
 // Subscribe returns the current run's events so far and a subscription to
 // every later event (of this and later runs).
-func (s *Session) Subscribe(buffer int) ([]event.Event, *Subscription) { return s.bus.Subscribe(buffer) }
+func (s *Session) Subscribe(buffer int) ([]event.Event, *Subscription) {
+	return s.bus.Subscribe(buffer)
+}
 
 // SubscribeLossless is Subscribe for consumers that must see every event.
 func (s *Session) SubscribeLossless(buffer int) ([]event.Event, *Subscription) {
