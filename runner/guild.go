@@ -106,8 +106,8 @@ func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
 		return nil, c.errs
 	}
 	for _, k := range deploymentKeys {
-		if f := root.field(k); f != nil {
-			c.errorf(f.offset, "%q is a deployment setting, not part of a guild; move it to deployment.json (see docs/guild.md)", k)
+		if root.field(k) != nil {
+			c.errorf(root.keyOffset(k), "%q is a deployment setting, not part of a guild; move it to deployment.json (see docs/guild.md)", k)
 		}
 	}
 	filtered := *root

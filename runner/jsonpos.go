@@ -67,6 +67,17 @@ func (n *jnode) field(key string) *jnode {
 	return nil
 }
 
+// keyOffset is where key is written in object n (its value's offset when
+// absent).
+func (n *jnode) keyOffset(key string) int64 {
+	for _, f := range n.keys {
+		if f.key == key {
+			return f.offset
+		}
+	}
+	return n.offset
+}
+
 // parsePositioned parses data into a jnode tree. Duplicate keys are errors:
 // in a config file they are always a mistake.
 func parsePositioned(file string, data []byte) (*jnode, error) {

@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestGuildValidationErrorsCarryPositions(t *testing.T) {
+	prompt := &fstest.MapFile{Data: []byte("p")}
+	cases := []struct {
+		name  string
+		guild string
+		want  []string // substrings, each must appear
+	}{
+		{
+			name:  "unknown key",
+			guild: "{\n  \"entryRole\": \"a\",\n  \"roles\": {\"a\": {\"systemPrompt\": \"p.md\", \"tools\": [\"finish\"], \"colour\": 1}}\n}",
+			want:  []string{"guild.json:3:", `unknown key "colour"`},
+		},
+		{
+			name:  "undeclared tool",
+			guild: "{\"entryRole\": \"a\",\n\"roles\": {\"a\": {\"systemPrompt\": \"p.md\", \"tools\": [\"finish\", \"teleport\"]}}}",
+			want:  []string{"guild.json:2:", `"teleport"`, "declare it"},
+		},
+		{
+			name:  "deployment key in guild",
+			guild: "{\"entryRole\": \"a\", \"roles\": {\"a\": {\"systemPrompt\": \"p.md\", \"tools\": [\"finish\"]}},\n \"model\": {\"name\": \"x\"}}",
+			want:  []string{"guild.json:2:2", "deployment.json"},
+		},
+		{
+			name:  "missing entry role",
+			guild: `{"entryRole": "boss", "roles": {"a": {"systemPrompt": "p.md", "tools": ["finish"]}}}`,
+			want:  []string{`entryRole "boss" is not a role`},
+		},
+		{
+			name:  "missing prompt",
+			guild: `{"entryRole": "a", "roles": {"a": {"systemPrompt": "nope.md", "tools": ["finish"]}}}`,
+			want:  []string{`cannot read system prompt "nope.md"`},
+		},
+		{
+			name:  "syntax error",
+			guild: "{\"entryRole\": \"a\",\n \"roles\": {,}}",
+			want:  []string{"guild.json:2:", "invalid JSON"},
+		},
+		{
+			name:  "wrong type",
+			guild: `{"entryRole": "a", "roles": {"a": {"systemPrompt": "p.md", "tools": "finish"}}}`,
+			want:  []string{"guild.json:1:", "tools must be"},
+		},
+		{
+			name:  "duplicate key",
+			guild: "{\"entryRole\": \"a\",\n\"entryRole\": \"b\", \"roles\": {}}",
+			want:  []string{"guild.json:2:1", "duplicate key"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadGuild(fstest.MapFS{"guild.json": {Data: []byte(tc.guild)}, "p.md": prompt}, "g")
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDeploymentValidation(t *testing.T) {
+	cases := []struct {
+		name, json string
+		want       []string
+	}{
+		{"api key refused", "{\"model\": {\n  \"apiKey\": \"sk-123\"}}", []string{"d.json:2:3", "credential", "OPENAI_API_KEY"}},
+		{"unknown nested key", `{"executor": {"interruptTriggers": {"everyToolCall": 3}}}`, []string{"d.json:1:", `unknown key "everyToolCall"`, "everyToolCalls"}},
+		{"bad threshold", `{"executor": {"contextPressureThreshold": 1.5}}`, []string{"contextPressureThreshold must be a fraction"}},
+		{"bad provider", `{"model": {"provider": "gemini"}}`, []string{`"gemini" is not one of`}},
+		{"max tokens over window", `{"model": {"contextWindow": 1000, "generation": {"maxTokens": 2000}}}`, []string{"maxTokens must be positive and smaller"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDeployment("d.json", []byte(tc.json))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDeploymentDefaultsAndOptIns(t *testing.T) {
+	d, err := ParseDeployment("d.json", []byte(`{"model": {"name": "qwen", "contextWindow": 16384}, "executor": {"contextHandlerRole": "context_manager"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Model.Name != "qwen" || d.Model.ContextWindow != 16384 || d.Executor.MaxAgentDepth != 8 || d.ContextPolicy.MaxToolOutputChars != 4000 {
+		t.Fatalf("defaults not kept: %+v", d)
+	}
+	if d.Executor.InterruptTriggers != nil || d.Executor.InquiryHandlerRole != "" {
+		t.Fatalf("handler roles and the cadence are opt-in in a file: %+v", d.Executor)
+	}
+	g := testGuild(t)
+	if err := d.CheckAgainstGuild(g); err == nil || !strings.Contains(err.Error(), `"context_manager"`) {
+		t.Fatalf("a handler role missing from the guild must be an error, got %v", err)
+	}
+}
