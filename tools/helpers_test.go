@@ -1,0 +1,112 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newWS creates a workspace directory with the given files and opens it.
+func newWS(t *testing.T, files map[string]string) (*Workspace, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws, ws.canon
+}
+
+func testEnv(ws *Workspace) *Env {
+	return &Env{
+		Workspace:      ws,
+		RunID:          "run-20250101-120000",
+		RunsDir:        filepath.Join(ws.Dir(), ".orchestration", "runs"),
+		TimeoutCeiling: 20 * time.Second,
+	}
+}
+
+// call runs a built-in tool with args given as a Go value.
+func call(t *testing.T, env *Env, name string, args any) Result {
+	t.Helper()
+	tool, ok := Builtins()[name]
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool.Call(context.Background(), env, b)
+}
+
+func resultJSON(t *testing.T, r Result) string {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// data decodes a successful result's data into a map.
+func data(t *testing.T, r Result) map[string]any {
+	t.Helper()
+	if r.Failed() {
+		t.Fatalf("unexpected failure: %s: %s", r.Kind, r.Message)
+	}
+	b, err := json.Marshal(r.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readString(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func contains(s string, subs ...string) string {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return sub
+		}
+	}
+	return ""
+}

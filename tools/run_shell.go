@@ -1,0 +1,53 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+)
+
+// runShell is run_shell {command, timeoutSeconds?} → {exitCode, stdout,
+// stderr, timedOut}. A non-zero exit is a normal result.
+type runShell struct{}
+
+func (runShell) Manifest() Manifest { return manifestOf("run_shell") }
+
+func (runShell) Call(ctx context.Context, env *Env, args json.RawMessage) Result {
+	var a struct {
+		Command        string   `json:"command"`
+		TimeoutSeconds *float64 `json:"timeoutSeconds"`
+	}
+	if r := decodeArgs(args, &a); r != nil {
+		return *r
+	}
+	timeout, r := callTimeout(env, a.TimeoutSeconds)
+	if r != nil {
+		return *r
+	}
+	res, err := shellCall(ctx, env, a.Command, timeout)
+	switch {
+	case errors.Is(err, errCancelled):
+		return Result{Kind: KindError, Message: "the command was cancelled and its process group killed", Details: res}
+	case err != nil:
+		return Fail(KindUnavailable, "could not start the shell: "+errText(err))
+	case res.TimedOut:
+		return Result{Kind: KindTimeout, Details: res,
+			Message: fmt.Sprintf("the command timed out after %s and its process group was killed", timeout)}
+	}
+	return OK(res)
+}
+
+// errText is a start error's reason without the paths it may carry.
+func errText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return "executable not found"
+	}
+	return "start failed"
+}

@@ -1,0 +1,230 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processGone reports whether pid no longer runs (a zombie counts as gone).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// waitGone waits, bounded, for SIGKILL to take effect; it asserts nothing
+// about how long that takes.
+func waitGone(pid int) bool {
+	for i := 0; i < 1000; i++ {
+		if processGone(pid) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {
+	ws, dir := newWS(t, nil)
+	env := testEnv(ws)
+	r := call(t, env, "run_shell", map[string]any{
+		"command":        "sleep 100 & echo $! > bg.pid; (sleep 100; echo late) & echo $! > sub.pid; echo started; sleep 100",
+		"timeoutSeconds": 1,
+	})
+	if r.Kind != KindTimeout {
+		t.Fatalf("kind %s: %s", r.Kind, r.Message)
+	}
+	res := r.Details.(procResult)
+	if !res.TimedOut || !strings.Contains(res.Stdout, "started") {
+		t.Errorf("details %+v", res)
+	}
+	for _, f := range []string{"bg.pid", "sub.pid"} {
+		pid, err := strconv.Atoi(strings.TrimSpace(readString(t, filepath.Join(dir, f))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !waitGone(pid) {
+			t.Errorf("%s: process %d survived the timeout", f, pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func TestRunShellBackgroundChildReapedAfterExit(t *testing.T) {
+	ws, dir := newWS(t, nil)
+	env := testEnv(ws)
+	r := call(t, env, "run_shell", map[string]any{"command": "sleep 100 & echo $! > bg.pid; echo done"})
+	d := data(t, r)
+	if d["exitCode"] != float64(0) || d["stdout"] != "done\n" {
+		t.Errorf("%v", d)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(readString(t, filepath.Join(dir, "bg.pid"))))
+	if !waitGone(pid) {
+		t.Errorf("background process %d outlived the call", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func TestRunShellCancel(t *testing.T) {
+	ws, _ := newWS(t, nil)
+	env := testEnv(ws)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := runShell{}.Call(ctx, env, json.RawMessage(`{"command":"sleep 100"}`))
+	if r.Kind != KindError || !strings.Contains(r.Message, "cancelled") {
+		t.Errorf("%v", r)
+	}
+}
+
+func TestRunShellEnvironmentScrubbed(t *testing.T) {
+	secrets := map[string]string{
+		"FOO_API_KEY":       "s1",
+		"GUILDHALL_X":       "s2",
+		"OPENAI_API_KEY":    "s3",
+		"ANTHROPIC_API_KEY": "s4",
+		"GITHUB_TOKEN":      "s5",
+		"db_password":       "s6",
+		"My_Secret":         "s7",
+		"GUILDHALL_API_KEY": "s8",
+	}
+	for k, v := range secrets {
+		t.Setenv(k, "leak-"+v)
+	}
+	t.Setenv("KEEP_ME", "kept")
+	ws, _ := newWS(t, nil)
+	d := data(t, call(t, testEnv(ws), "run_shell", map[string]any{"command": "env"}))
+	out := d["stdout"].(string)
+	for k := range secrets {
+		if strings.Contains(out, k+"=") || strings.Contains(out, "leak-") {
+			t.Errorf("%s reached the child", k)
+		}
+	}
+	for _, want := range []string{"PATH=", "KEEP_ME=kept"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("child env lacks %s", want)
+		}
+	}
+}
+
+func TestScrubEnv(t *testing.T) {
+	cases := map[string]bool{
+		"OPENAI_API_KEY=x": false, "ANTHROPIC_API_KEY=x": false, "GUILDHALL_API_KEY=x": false, "guildhall_mode=x": false,
+		"AWS_SECRET_ACCESS_KEY=x": false, "NPM_TOKEN=x": false, "PGPASSWORD=x": true, "PG_PASSWORD=x": false,
+		"FOO_APIKEY=x": false, "X_PRIVATE_KEY=x": false, "PATH=/bin": true, "HOME=/root": true, "TOKENIZER=x": true,
+		"noequals": false, "=x": false,
+	}
+	for kv, keep := range cases {
+		got := len(ScrubEnv([]string{kv})) == 1
+		if got != keep {
+			t.Errorf("%q kept=%v, want %v", kv, got, keep)
+		}
+	}
+}
+
+func TestRunShellOutputCaps(t *testing.T) {
+	ws, _ := newWS(t, nil)
+	env := testEnv(ws)
+	d := data(t, call(t, env, "run_shell", map[string]any{
+		"command": "printf 'HEAD'; head -c 200000 /dev/zero | tr '\\000' a; printf 'TAIL'; head -c 50000 /dev/zero | tr '\\000' e >&2; exit 7",
+	}))
+	out, errOut := d["stdout"].(string), d["stderr"].(string)
+	if d["exitCode"] != float64(7) {
+		t.Errorf("exit %v", d["exitCode"])
+	}
+	for name, s := range map[string]string{"stdout": out, "stderr": errOut} {
+		if n := len([]rune(s)); n > streamMaxChars+200 || !strings.Contains(s, "output truncated") {
+			t.Errorf("%s: %d characters, marker=%v", name, n, strings.Contains(s, "truncated"))
+		}
+	}
+	if !strings.HasPrefix(out, "HEAD") || !strings.HasSuffix(out, "TAIL") {
+		t.Errorf("stdout lost its start or end")
+	}
+}
+
+func TestTimeoutClamp(t *testing.T) {
+	env := &Env{TimeoutCeiling: 10 * time.Second}
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		req  *float64
+		want time.Duration
+	}{
+		{nil, 10 * time.Second},
+		{f(3), 3 * time.Second},
+		{f(1000), 10 * time.Second},
+		{f(0.5), 500 * time.Millisecond},
+	}
+	for _, c := range cases {
+		got, r := callTimeout(env, c.req)
+		if r != nil || got != c.want {
+			t.Errorf("%v: %v %v", c.req, got, r)
+		}
+	}
+	if _, r := callTimeout(env, f(-1)); r == nil {
+		t.Error("negative timeout accepted")
+	}
+	if got, _ := callTimeout(&Env{}, nil); got != defaultTimeoutCeiling {
+		t.Errorf("default ceiling %v", got)
+	}
+}
+
+func TestCheckers(t *testing.T) {
+	ws, dir := newWS(t, nil)
+	env := testEnv(ws)
+	for _, name := range []string{"typecheck", "test"} {
+		d := data(t, call(t, env, name, map[string]any{"commands": []string{"echo one", "exit 3", "echo three >&2"}}))
+		rs := d["results"].([]any)
+		if len(rs) != 3 {
+			t.Fatalf("%s: %d results", name, len(rs))
+		}
+		codes := []float64{0, 3, 0}
+		for i, r := range rs {
+			if r.(map[string]any)["exitCode"] != codes[i] {
+				t.Errorf("%s result %d: %v", name, i, r)
+			}
+		}
+		r := call(t, env, name, map[string]any{"commands": []string{"echo a", "sleep 100", "touch never"}, "timeoutSeconds": 0.5})
+		if r.Kind != KindTimeout || len(r.Details.(map[string]any)["results"].([]checkerResult)) != 2 {
+			t.Errorf("%s timeout: %v", name, r)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
+			t.Errorf("%s ran past a timeout", name)
+		}
+		if r := call(t, env, name, map[string]any{"commands": make([]string, 17)}); r.Kind != KindInvalidArguments {
+			t.Errorf("%s: 17 commands accepted", name)
+		}
+	}
+}
+
+func TestSpawnFailureIsUnavailable(t *testing.T) {
+	ws, dir := newWS(t, nil)
+	env := testEnv(ws)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"run_shell", "typecheck"} {
+		args := map[string]any{"command": "true"}
+		if name != "run_shell" {
+			args = map[string]any{"commands": []string{"true", "true"}}
+		}
+		r := call(t, env, name, args)
+		if r.Kind != KindUnavailable {
+			t.Errorf("%s: %v", name, r)
+		}
+		if strings.Contains(r.Message, dir) {
+			t.Errorf("%s: message reveals the workspace path: %s", name, r.Message)
+		}
+	}
+}
