@@ -1,0 +1,174 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/guildhall/guildhall/runner/event"
+)
+
+// Bounds on details bodies. Prose (task text, summaries, questions,
+// answers) is kept generously; machine payloads (tool arguments and
+// results) are cut harder because the log keeps them whole.
+const (
+	detailsProseCap = 16000
+	detailsJSONCap  = 4000
+)
+
+// capText cuts s to at most max bytes on a rune boundary and reports how
+// many bytes were dropped.
+func capText(s string, max int) (string, int) {
+	if len(s) <= max {
+		return s, 0
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], len(s) - cut
+}
+
+func prose(s string) string {
+	s = strings.TrimSpace(s)
+	out, dropped := capText(s, detailsProseCap)
+	if dropped > 0 {
+		out += "\n\n_(truncated: " + strconv.Itoa(dropped) + " more bytes in the run log)_"
+	}
+	return out
+}
+
+// fence wraps s in a fenced code block whose fence is longer than any run of
+// backticks inside s, so the content cannot close it early.
+func fence(s, lang string) string {
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			if run > longest {
+				longest = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	n := 3
+	if longest >= n {
+		n = longest + 1
+	}
+	f := strings.Repeat("`", n)
+	return f + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + f
+}
+
+// jsonBlock pretty-prints raw JSON (or shows it verbatim when it is not
+// JSON) in a bounded fenced block.
+func jsonBlock(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	lang := "json"
+	var buf bytes.Buffer
+	text := string(raw)
+	if json.Indent(&buf, raw, "", "  ") == nil {
+		text = buf.String()
+	} else {
+		lang = ""
+	}
+	text, dropped := capText(text, detailsJSONCap)
+	out := fence(text, lang)
+	if dropped > 0 {
+		out += "\n\n_(truncated: " + strconv.Itoa(dropped) + " more bytes in the run log)_"
+	}
+	return out
+}
+
+func section(title, body string) string {
+	if body == "" {
+		return ""
+	}
+	return "**" + title + "**\n\n" + body
+}
+
+func taskDetails(task string) string { return section("Task", prose(task)) }
+
+func plainDetails(s string) string { return prose(s) }
+
+func argumentDetails(args string) string { return section("Arguments", jsonBlock([]byte(args))) }
+
+func resultDetails(result json.RawMessage) string { return section("Result", jsonBlock(result)) }
+
+func finishDetails(p event.RoleFinishedPayload) string {
+	var arts string
+	if len(p.Artifacts) > 0 {
+		var b strings.Builder
+		for i, a := range p.Artifacts {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("- ")
+			b.WriteString(prose(a))
+		}
+		arts = section("Artifacts", b.String())
+	}
+	var errText string
+	if p.Error != nil && p.Error.Message != "" {
+		// The error's raw details (a provider body) are operator-only and
+		// never enter details.
+		errText = section("Error", prose(p.Error.Message))
+	}
+	return joinBlocks(section("Summary", prose(p.Summary)), arts, errText)
+}
+
+func questionDetails(p event.AskHumanPayload) string {
+	var opts string
+	if len(p.Options) > 0 {
+		var b strings.Builder
+		for i, o := range p.Options {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("- ")
+			b.WriteString(prose(o.Label))
+			if o.Description != "" {
+				b.WriteString(" — ")
+				b.WriteString(prose(o.Description))
+			}
+		}
+		opts = section("Options", b.String())
+	}
+	ctx := section("Context", prose(p.Context))
+	if p.Context == "" {
+		ctx = section("Previous assistant message (no context was provided)", prose(p.AssistantText))
+	}
+	return joinBlocks(section("Question", prose(p.Question)), opts, ctx)
+}
+
+func answerDetails(p event.HumanAnswerPayload) string {
+	title := "Answer"
+	if p.Source != "" {
+		title += " (" + p.Source + ")"
+	}
+	return section(title, prose(p.Answer))
+}
+
+func inquiryDetails(message string) string { return section("Operator inquiry", prose(message)) }
+
+func interruptDetails(message string) string { return section("Interrupt", prose(message)) }
+
+func resolutionDetails(p event.InterruptResolvedPayload, existing string) string {
+	line := "**Resolution:** " + prose(p.Action)
+	if p.Action == "" {
+		line = "**Resolution**"
+	}
+	if p.HandlerStatus != "" {
+		line += " (handler " + prose(p.HandlerStatus) + ")"
+	}
+	summary := prose(p.Summary)
+	if summary == "" || strings.Contains(existing, summary) {
+		return line
+	}
+	return line + "\n\n" + summary
+}
