@@ -50,6 +50,7 @@ type Session struct {
 	lock   *store.Lock
 	bus    *Bus
 	broker *Broker
+	health *health
 
 	mu      sync.Mutex
 	active  *Run
@@ -69,7 +70,7 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 		lock.Release()
 		return nil, err
 	}
-	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker()}, nil
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: newHealth()}, nil
 }
 
 // Workspace is the session's workspace records.
@@ -162,6 +163,9 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 	defer s.mu.Unlock()
 	return s.outcome, s.err
 }
+
+// Health is the provider's restricted health view.
+func (s *Session) Health() HealthView { return s.health.snapshot() }
 
 // Answer answers a pending question. The first answer wins.
 func (s *Session) Answer(id, answer string) error { return s.broker.Answer(id, answer) }
