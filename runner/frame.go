@@ -28,6 +28,9 @@ type Frame struct {
 	ToolCalls        int `json:"toolCalls"`
 	CompletionTokens int `json:"completionTokens"`
 	PromptTokens     int `json:"promptTokens"`
+	// PromptChars is the size in characters of the request PromptTokens
+	// was reported for: the calibration for estimates after edits.
+	PromptChars int `json:"promptChars,omitempty"`
 
 	// Context management state.
 	PressureFired      bool `json:"pressureFired,omitempty"`
@@ -46,6 +49,14 @@ type Frame struct {
 	Pending *PendingTurn `json:"pending,omitempty"`
 	// Marks set by an earlier routing, drained at the next safe point.
 	Marks []Mark `json:"marks,omitempty"`
+}
+
+// ratio is the frame's tokens-per-character calibration.
+func (f *Frame) ratio() float64 {
+	if f.PromptTokens > 0 && f.PromptChars > 0 {
+		return float64(f.PromptTokens) / float64(f.PromptChars)
+	}
+	return 1 / charsPerToken
 }
 
 // PendingTurn is a reply whose tool calls are being dispatched.

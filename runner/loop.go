@@ -43,6 +43,9 @@ func (r *Run) runFrame(ctx context.Context, f *Frame) (event.Card, error) {
 		if card, done := r.drainMarks(f); done {
 			return card, nil
 		}
+		if card, done, err := r.loopCheckPoint(ctx, f); err != nil || done {
+			return card, err
+		}
 		if err := r.pausePoint(ctx); err != nil {
 			return event.Card{}, err
 		}
@@ -52,7 +55,13 @@ func (r *Run) runFrame(ctx context.Context, f *Frame) (event.Card, error) {
 		if card, done := r.drainMarks(f); done {
 			return card, nil
 		}
+		if card, done, err := r.contextPoint(ctx, f); err != nil || done {
+			return card, err
+		}
 		resp, card, err := r.callModel(ctx, f)
+		if errors.Is(err, errRejected) {
+			continue
+		}
 		if err != nil {
 			return event.Card{}, err
 		}

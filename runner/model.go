@@ -10,6 +10,10 @@ import (
 	"github.com/guildhall/guildhall/runner/provider"
 )
 
+// errRejected reports a context-length rejection parked on the role for
+// its next safe point.
+var errRejected = errors.New("prompt rejected as too long")
+
 // errEmptyReply marks a reply with neither content nor tool calls.
 var errEmptyReply = errors.New("the model returned an empty reply")
 
@@ -50,6 +54,12 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 		}
 		last = err
 		pe := provider.AsError(err)
+		if pe != nil && pe.Category == provider.CategoryContextLength {
+			if card, done := r.noteRejection(f, pe); done {
+				return nil, card, nil
+			}
+			return nil, event.Card{}, errRejected
+		}
 		retry := attempt < attempts && (pe == nil || pe.Retryable())
 		fp := event.ProviderFailurePayload{RoleID: f.RoleID, Category: "malformed", Attempt: attempt, Retrying: retry}
 		if pe != nil {
@@ -103,6 +113,7 @@ func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*pr
 // role's previous call.
 func (r *Run) logCall(f *Frame, req provider.Request, resp *provider.Response, elapsed time.Duration) {
 	f.PromptTokens = resp.Usage.PromptTokens
+	f.PromptChars = historyChars(req.Messages)
 	f.CompletionTokens += resp.Usage.CompletionTokens
 	p := event.LLMCallPayload{
 		Role: f.Role, RoleID: f.RoleID, MessageCount: len(req.Messages), SentFrom: f.SentCount,
@@ -125,7 +136,9 @@ func (r *Run) logCall(f *Frame, req provider.Request, resp *provider.Response, e
 		}
 	}
 	f.SentCount = len(req.Messages) + 1 // the reply joins the history next
+	f.Rejections = 0
 	r.emit(event.LLMCall, p)
+	r.notePressure(f)
 }
 
 func wireMessage(m provider.Message) event.WireMessage {

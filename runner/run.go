@@ -102,6 +102,7 @@ type Run struct {
 
 	stack          []*Frame
 	handlerDepth   int
+	decisions      map[string]decision
 	ctl            controls
 	counter        int
 	learnedCeiling int

@@ -1,0 +1,157 @@
+package runner
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/guildhall/guildhall/runner/provider"
+)
+
+// charsPerToken is the fallback estimate when the endpoint reported no
+// prompt size to calibrate against.
+const charsPerToken = 4.0
+
+// compactTargetFraction is the backstop's target, as a fraction of the
+// window: headroom for estimator error and the completion reservation.
+const compactTargetFraction = 0.7
+
+// messageChars is what a message costs in characters: content, reasoning
+// and tool-call names and arguments.
+func messageChars(m provider.Message) int {
+	n := utf8.RuneCountInString(m.Content) + utf8.RuneCountInString(m.Reasoning)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Name) + utf8.RuneCountInString(tc.Arguments) + 16
+	}
+	return n + 8 // role and framing
+}
+
+func historyChars(msgs []provider.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += messageChars(m)
+	}
+	return n
+}
+
+// tokenRatio is tokens per character: calibrated from a reported prompt
+// size when there is one, else the ~4 characters a token rule.
+func tokenRatio(reportedTokens int, msgs []provider.Message) float64 {
+	if reportedTokens > 0 {
+		if c := historyChars(msgs); c > 0 {
+			return float64(reportedTokens) / float64(c)
+		}
+	}
+	return 1 / charsPerToken
+}
+
+func estimateTokens(msgs []provider.Message, ratio float64) int {
+	return int(float64(historyChars(msgs))*ratio + 0.5)
+}
+
+// CompactStats describes what the backstop removed.
+type CompactStats struct {
+	Dropped           int
+	TruncatedTool     int
+	StrippedReasoning int
+	Estimated         int
+}
+
+// compactHistory is the built-in backstop. It strips reasoning, drops the
+// oldest turns after keep (the system prompt and task, messages
+// 0..keep) while keeping the last turn and never separating an assistant
+// tool call from its results, then truncates oversized tool results until
+// the estimate is at most target tokens. fits is false when even the
+// protected remainder cannot be brought under target.
+func compactHistory(msgs []provider.Message, keep, target int, ratio float64) (out []provider.Message, st CompactStats, fits bool) {
+	out = make([]provider.Message, len(msgs))
+	copy(out, msgs)
+	for i := range out {
+		if out[i].Reasoning != "" {
+			out[i].Reasoning = ""
+			st.StrippedReasoning++
+		}
+	}
+	if keep >= len(out) {
+		keep = len(out) - 1
+	}
+	units := turnUnits(out, keep+1)
+	// Drop whole units, oldest first, keeping the last one.
+	dropped := 0
+	for dropped < len(units)-1 && estimateTokens(out, ratio) > target {
+		u := units[dropped]
+		n := u[1] - u[0]
+		start := u[0] - st.Dropped
+		out = append(out[:start], out[start+n:]...)
+		st.Dropped += n
+		dropped++
+	}
+	// Truncate the largest tool results until it fits.
+	for estimateTokens(out, ratio) > target {
+		big, size := -1, 0
+		for i := keep + 1; i < len(out); i++ {
+			if out[i].Role == "tool" {
+				if c := utf8.RuneCountInString(out[i].Content); c > size {
+					big, size = i, c
+				}
+			}
+		}
+		if big < 0 || size <= 400 {
+			break
+		}
+		keepChars := size / 2
+		r := []rune(out[big].Content)
+		out[big].Content = string(r[:keepChars]) + fmt.Sprintf("\n[truncated by the platform: %d of %d characters kept]", keepChars, size)
+		st.TruncatedTool++
+	}
+	st.Estimated = estimateTokens(out, ratio)
+	return out, st, st.Estimated <= target
+}
+
+// turnUnits splits msgs[from:] into droppable units: an assistant message
+// with the tool results that follow it, or a single other message. Each
+// unit is a half-open [start, end) range of indexes into msgs.
+func turnUnits(msgs []provider.Message, from int) [][2]int {
+	var units [][2]int
+	for i := from; i < len(msgs); {
+		j := i + 1
+		if msgs[i].Role == "assistant" {
+			for j < len(msgs) && msgs[j].Role == "tool" {
+				j++
+			}
+		}
+		units = append(units, [2]int{i, j})
+		i = j
+	}
+	return units
+}
+
+// wellFormed reports whether every tool message answers a tool call of the
+// assistant message its unit starts with, and every such call is answered.
+// It checks what strict OpenAI-compatible endpoints check.
+func wellFormed(msgs []provider.Message) error {
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Role == "tool" {
+			return fmt.Errorf("message %d is a tool result with no tool call before it", i)
+		}
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		want := map[string]bool{}
+		for _, tc := range m.ToolCalls {
+			want[tc.ID] = true
+		}
+		j := i + 1
+		for ; j < len(msgs) && msgs[j].Role == "tool"; j++ {
+			if !want[msgs[j].ToolCallID] {
+				return fmt.Errorf("message %d answers call %q, which message %d did not make", j, msgs[j].ToolCallID, i)
+			}
+			delete(want, msgs[j].ToolCallID)
+		}
+		if len(want) > 0 && j < len(msgs) {
+			return fmt.Errorf("message %d has tool calls without results", i)
+		}
+		i = j - 1
+	}
+	return nil
+}
