@@ -63,30 +63,46 @@ type CompactStats struct {
 // the estimate is at most target tokens. fits is false when even the
 // protected remainder cannot be brought under target.
 func compactHistory(msgs []provider.Message, keep, target int, ratio float64) (out []provider.Message, st CompactStats, fits bool) {
-	out = make([]provider.Message, len(msgs))
-	copy(out, msgs)
-	for i := range out {
-		if out[i].Reasoning != "" {
-			out[i].Reasoning = ""
+	if keep >= len(msgs) {
+		keep = len(msgs) - 1
+	}
+	// Sizes are computed once and the total kept up to date, so the cost
+	// is linear in the conversation, not quadratic.
+	limit := float64(target) / ratio
+	sizes := make([]int, len(msgs))
+	total := 0
+	for i, m := range msgs {
+		if m.Reasoning != "" {
 			st.StrippedReasoning++
 		}
+		m.Reasoning = ""
+		sizes[i] = messageChars(m)
+		total += sizes[i]
 	}
-	if keep >= len(out) {
-		keep = len(out) - 1
-	}
-	units := turnUnits(out, keep+1)
-	// Drop whole units, oldest first, keeping the last one.
-	dropped := 0
-	for dropped < len(units)-1 && estimateTokens(out, ratio) > target {
+	units := turnUnits(msgs, keep+1)
+	dropped := 0 // units dropped, oldest first; the last unit is kept
+	for dropped < len(units)-1 && float64(total) > limit {
 		u := units[dropped]
-		n := u[1] - u[0]
-		start := u[0] - st.Dropped
-		out = append(out[:start], out[start+n:]...)
-		st.Dropped += n
+		for i := u[0]; i < u[1]; i++ {
+			total -= sizes[i]
+		}
+		st.Dropped += u[1] - u[0]
 		dropped++
 	}
+	out = make([]provider.Message, 0, len(msgs)-st.Dropped)
+	out = append(out, msgs[:keep+1]...)
+	outSizes := append([]int(nil), sizes[:keep+1]...)
+	from := keep + 1
+	if dropped > 0 {
+		from = units[dropped-1][1]
+	}
+	out = append(out, msgs[from:]...)
+	outSizes = append(outSizes, sizes[from:]...)
+	for i := range out {
+		out[i].Reasoning = ""
+	}
 	// Truncate the largest tool results until it fits.
-	for estimateTokens(out, ratio) > target {
+	for float64(total) > limit {
 		big, size := -1, 0
 		for i := keep + 1; i < len(out); i++ {
 			if out[i].Role == "tool" {
@@ -102,8 +118,11 @@ func compactHistory(msgs []provider.Message, keep, target int, ratio float64) (o
 		r := []rune(out[big].Content)
 		out[big].Content = string(r[:keepChars]) + fmt.Sprintf("\n[truncated by the platform: %d of %d characters kept]", keepChars, size)
 		st.TruncatedTool++
+		n := messageChars(out[big])
+		total += n - outSizes[big]
+		outSizes[big] = n
 	}
-	st.Estimated = estimateTokens(out, ratio)
+	st.Estimated = int(float64(total)*ratio + 0.5)
 	return out, st, st.Estimated <= target
 }
 
