@@ -5,9 +5,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/guildhall/guildhall/render"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
@@ -38,12 +41,16 @@ func (e *exitCodeError) Error() string {
 func usageErr(err error) error { return &exitCodeError{code: exitUsage, err: err} }
 
 func main() {
-	os.Exit(execute(os.Args[1:]))
+	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func execute(args []string) int {
+// execute runs the CLI and returns the process exit status.
+func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return exitOK
@@ -51,11 +58,11 @@ func execute(args []string) int {
 	var ce *exitCodeError
 	if errors.As(err, &ce) {
 		if ce.err != nil {
-			fmt.Fprintln(os.Stderr, "guildhall:", ce.err)
+			fmt.Fprintln(stderr, "guildhall:", render.Sanitize(ce.err.Error()))
 		}
 		return ce.code
 	}
-	fmt.Fprintln(os.Stderr, "guildhall:", err)
+	fmt.Fprintln(stderr, "guildhall:", render.Sanitize(err.Error()))
 	return exitUsage
 }
 
