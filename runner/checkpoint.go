@@ -17,13 +17,18 @@ type Checkpoint struct {
 	Counter        int       `json:"counter"`
 	LearnedCeiling int       `json:"learnedCeiling,omitempty"`
 	Stack          []*Frame  `json:"stack"`
-	WrittenAt      time.Time `json:"writtenAt"`
+	// ProviderState is a stateful provider's position (the scripted model).
+	ProviderState json.RawMessage `json:"providerState,omitempty"`
+	WrittenAt     time.Time       `json:"writtenAt"`
 }
 
 // checkpoint writes state.json atomically. A failure is recorded, not
 // fatal: the run goes on and the previous checkpoint stays valid.
 func (r *Run) checkpoint() {
 	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, Stack: r.stack, WrittenAt: r.now().UTC()}
+	if sp, ok := r.opts.Provider.(Stateful); ok {
+		cp.ProviderState = sp.SaveState()
+	}
 	b, err := json.Marshal(cp)
 	if err != nil {
 		return

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -251,4 +252,13 @@ func TestPauseResumeTerminate(t *testing.T) {
 	if got := strings.Join(statuses, ","); got != "paused,running,interrupted" {
 		t.Fatalf("run_status sequence = %s", got)
 	}
+}
+
+func (h *hooked) SaveState() json.RawMessage { return h.Provider.(Stateful).SaveState() }
+func (h *hooked) RestoreState(b json.RawMessage) error {
+	return h.Provider.(Stateful).RestoreState(b)
+}
+func (r *recorder) SaveState() json.RawMessage { return r.Provider.(Stateful).SaveState() }
+func (r *recorder) RestoreState(b json.RawMessage) error {
+	return r.Provider.(Stateful).RestoreState(b)
 }

@@ -67,6 +67,15 @@ type PendingTurn struct {
 	// ChildCard is the card of the agent call at Next once its child has
 	// finished, so a resume delivers it instead of re-running the child.
 	ChildCard *event.Card `json:"childCard,omitempty"`
+	// Child names the instance the agent call at Next started.
+	Child *ChildRef `json:"child,omitempty"`
+}
+
+// ChildRef identifies a child instance.
+type ChildRef struct {
+	Role   string `json:"role"`
+	RoleID string `json:"roleId"`
+	Depth  int    `json:"depth"`
 }
 
 // Mark is a pending routing effect on a frame, applied at its safe point.

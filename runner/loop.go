@@ -236,14 +236,24 @@ func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) 
 	role := r.opts.Guild.Roles[a.Role]
 	child.History = []provider.Message{{Role: "system", Content: role.Prompt}, {Role: "user", Content: a.Task}}
 	child.TaskIndex = 1
-	r.emit(event.AgentCall, event.AgentCallPayload{Parent: f.Role, ParentID: f.RoleID, Child: a.Role, Depth: child.Depth, Task: a.Task})
 	r.stack = append(r.stack, child)
+	f.Pending.Child = &ChildRef{Role: child.Role, RoleID: child.RoleID, Depth: child.Depth}
+	// Checkpoint before the child's first event, so a crash never leaves a
+	// logged role_start that the checkpoint does not know.
+	if r.handlerDepth == 0 {
+		r.checkpoint()
+	}
+	r.emit(event.AgentCall, event.AgentCallPayload{Parent: f.Role, ParentID: f.RoleID, Child: a.Role, Depth: child.Depth, Task: a.Task})
 	r.emitRoleStart(child)
 	start := time.Now()
 	card, err := r.runFrame(ctx, child)
 	if err != nil {
 		return nil, nil
 	}
+	// Record the card on the waiting turn before the checkpoint that
+	// role_finished writes, so a resume delivers it rather than re-running
+	// the child.
+	f.Pending.ChildCard = &card
 	r.finishFrame(child, card)
 	r.emitToolResult(f, call, tools.OK(card), time.Since(start))
 	return &card, nil

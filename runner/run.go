@@ -100,9 +100,15 @@ type Run struct {
 	logErr  error
 	schemas map[string]*jsonschema.Schema
 
-	stack          []*Frame
-	handlerDepth   int
-	decisions      map[string]decision
+	stack        []*Frame
+	handlerDepth int
+	decisions    map[string]decision
+	// loggedStart and loggedFinish record, on a resumed run, which
+	// role_start and role_finished events the log already holds, with the
+	// logged cards, so none is written twice.
+	loggedStart    map[string]bool
+	loggedFinish   map[string]bool
+	loggedCards    map[string]event.Card
 	ctl            controls
 	counter        int
 	learnedCeiling int
@@ -181,16 +187,19 @@ func Create(opts Options) (*Run, error) {
 	if err := r.open(); err != nil {
 		return nil, err
 	}
+	entry := r.newFrame(opts.Guild.EntryRole, opts.Task, nil)
+	entry.Effort = opts.Effort
+	entry.History, entry.TaskIndex = r.entryHistory(prior)
+	r.stack = []*Frame{entry}
+	// A checkpoint before the first event: a crash at any point after it
+	// leaves a resumable run.
+	r.checkpoint()
 	r.opts.Bus.Reset(nil)
 	r.emit(event.RunStarted, event.RunStartedPayload{
 		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
 		ContinuesFrom: opts.ContinuesFrom, EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name,
 	})
 	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
-	entry := r.newFrame(opts.Guild.EntryRole, opts.Task, nil)
-	entry.Effort = opts.Effort
-	entry.History, entry.TaskIndex = r.entryHistory(prior)
-	r.stack = []*Frame{entry}
 	return r, nil
 }
 
@@ -290,7 +299,8 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		r.unwindAll(card)
 	}
 	if errors.Is(err, errStopped) {
-		r.checkpoint()
+		// The checkpoint of the last safe point stands: anything after it
+		// (a request cut short) is replayed on resume.
 		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "stopped before finishing; resumable from its checkpoint"})
 		_ = r.log.Sync()
 		return Outcome{RunID: r.id, Status: store.StatusRunning, Stopped: true}, nil
@@ -387,17 +397,21 @@ func (r *Run) emitRoleStart(f *Frame) {
 	})
 }
 
-// finishFrame logs role_finished, pops the frame and checkpoints.
+// finishFrame pops the frame, checkpoints, then logs role_finished: in that
+// order a crash can lose the event (a resume logs it) but never log a
+// finish the checkpoint would replay.
 func (r *Run) finishFrame(f *Frame, card event.Card) {
-	r.emit(event.RoleFinished, event.RoleFinishedPayload{
-		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Status: card.Status, Summary: card.Summary,
-		Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID,
-	})
 	if n := len(r.stack); n > 0 && r.stack[n-1] == f {
 		r.stack = r.stack[:n-1]
 	}
-	if len(r.stack) > 0 {
+	if len(r.stack) > 0 && r.handlerDepth == 0 {
 		r.checkpoint()
+	}
+	if !r.loggedFinish[f.RoleID] {
+		r.emit(event.RoleFinished, event.RoleFinishedPayload{
+			Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Status: card.Status, Summary: card.Summary,
+			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID,
+		})
 	}
 	_ = r.log.Sync()
 }

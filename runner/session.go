@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -121,13 +122,47 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 	return r.ID(), nil
 }
 
-func (s *Session) start(ctx context.Context, r *Run) {
+// Reconcile marks abandoned runs interrupted and reports the newest
+// resumable one (see Reconcile).
+func (s *Session) Reconcile() (Reconciliation, error) {
+	skip := []string{}
+	if id, ok := s.Active(); ok {
+		skip = append(skip, id)
+	}
+	return Reconcile(s.ws, s.cfg.Guild, time.Now(), skip...)
+}
+
+// ResumeCheckpoint resumes run id from its checkpoint in the background.
+// A run whose durable pause-intent marker passed the gates resumes paused.
+func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		return ErrRunInProgress
+	}
+	r, err := Resume(Options{
+		Workspace: s.cfg.Workspace, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
+		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput,
+	}, id)
+	if err != nil {
+		return err
+	}
+	if PauseRequested(s.ws, id) {
+		r.RequestPause()
+	}
+	s.startWith(ctx, r, r.ExecuteResumed)
+	return nil
+}
+
+func (s *Session) start(ctx context.Context, r *Run) { s.startWith(ctx, r, r.Execute) }
+
+func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Context) (Outcome, error)) {
 	_ = s.lock.SetRun(r.ID())
 	s.active = r
 	done := make(chan struct{})
 	s.done = done
 	go func() {
-		out, err := r.Execute(ctx)
+		out, err := exec(ctx)
 		s.mu.Lock()
 		s.active, s.outcome, s.err = nil, out, err
 		s.mu.Unlock()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -29,6 +28,7 @@ type commonFlags struct {
 	continues  string
 	web        string
 	logLevel   string
+	script     string
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {
@@ -42,6 +42,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.continues, "continue", "", "continue from a finished run (RUN_ID)")
 	fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
+	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
 }
 
 // setup is everything a run needs, resolved from flags, files and the
@@ -159,9 +160,20 @@ func apiKey(providerName string) string {
 
 // newProvider builds the deployment's provider and probes it for the model
 // and its context window.
-func newProvider(ctx context.Context, d *runner.Deployment) (provider.Provider, []string, error) {
+func newProvider(ctx context.Context, d *runner.Deployment, scriptFile string) (provider.Provider, []string, error) {
 	if d.Model.Provider == "script" {
-		return nil, nil, usageErr(errors.New("--provider script needs a script: use `guildhall demo`"))
+		data := seed.DemoScript()
+		if scriptFile != "" {
+			var err error
+			if data, err = os.ReadFile(scriptFile); err != nil {
+				return nil, nil, usageErr(fmt.Errorf("--script: %w", err))
+			}
+		}
+		s, err := provider.ParseScript(data)
+		if err != nil {
+			return nil, nil, usageErr(fmt.Errorf("--script %s: %w", scriptFile, err))
+		}
+		return provider.NewScripted(s, 0), nil, nil
 	}
 	base := d.Model.APIBase
 	if d.Model.Provider == "anthropic" && isDefaultBase(base) {
@@ -239,7 +251,7 @@ func (c *commonFlags) load(ctx context.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, notes, err := newProvider(ctx, d)
+	p, notes, err := newProvider(ctx, d, c.script)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ type demoFlags struct {
 	headless bool
 	speed    float64
 	keep     bool
+	into     string
 	runFlags
 }
 
@@ -46,6 +48,7 @@ needs no network and no key.`,
 	cmd.Flags().BoolVar(&df.headless, "headless", false, "print the run instead of opening the console")
 	cmd.Flags().Float64Var(&df.speed, "speed", 1, "scale the scripted model's thinking time (0 = instant)")
 	cmd.Flags().BoolVar(&df.keep, "keep", false, "keep the temporary workspace after the demo")
+	cmd.Flags().StringVar(&df.into, "into", "", "copy the sample workspace into DIR (new or empty) and keep it, instead of a temporary folder")
 	cmd.Flags().BoolVar(&df.json, "json", false, "with --headless, print log events as NDJSON")
 	cmd.Flags().BoolVar(&df.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
 	return cmd
@@ -53,12 +56,12 @@ needs no network and no key.`,
 
 // demoSetup copies the sample workspace and builds the scripted provider.
 func demoSetup(df *demoFlags) (*setup, func(), error) {
-	dir, err := os.MkdirTemp("", "guildhall-demo-")
+	dir, err := demoDir(df)
 	if err != nil {
-		return nil, nil, &exitCodeError{code: exitError, err: fmt.Errorf("create demo workspace: %w", err)}
+		return nil, nil, err
 	}
 	cleanup := func() {
-		if !df.keep {
+		if !df.keep && df.into == "" {
 			os.RemoveAll(dir)
 		}
 	}
@@ -83,4 +86,26 @@ func demoSetup(df *demoFlags) (*setup, func(), error) {
 	// turns it does not have.
 	d.Executor.InterruptTriggers = nil
 	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed)}, cleanup, nil
+}
+
+// demoDir is the folder the sample workspace is copied into.
+func demoDir(df *demoFlags) (string, error) {
+	if df.into == "" {
+		dir, err := os.MkdirTemp("", "guildhall-demo-")
+		if err != nil {
+			return "", &exitCodeError{code: exitError, err: fmt.Errorf("create demo workspace: %w", err)}
+		}
+		return dir, nil
+	}
+	abs, err := filepath.Abs(df.into)
+	if err != nil {
+		return "", usageErr(fmt.Errorf("--into %s: %w", df.into, err))
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return "", usageErr(fmt.Errorf("--into %s: the folder is not empty; give a new or empty folder", df.into))
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", usageErr(fmt.Errorf("--into %s: %w", df.into, err))
+	}
+	return abs, nil
 }

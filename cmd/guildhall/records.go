@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -139,17 +138,31 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 }
 
 func newResumeCmd(common *commonFlags) *cobra.Command {
-	return &cobra.Command{
+	rf := &runFlags{}
+	cmd := &cobra.Command{
 		Use:   "resume RUN_ID",
 		Short: "Continue an interrupted or suspended run from its checkpoint",
-		Args:  cobra.ExactArgs(1),
+		Long: `Resume a run that stopped before finishing (a signal, a closed terminal, a
+crash, a suspension) from its last checkpoint, under its own run id. A
+finished child's recorded result is delivered rather than the child re-run.
+Progress is printed as with ` + "`guildhall run`" + `.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := store.CheckRunID(args[0]); err != nil {
 				return usageErr(err)
 			}
-			return &exitCodeError{code: exitError, err: errors.New("resuming from a checkpoint is not available in this build yet")}
+			ctx, stop := signalContext()
+			defer stop()
+			s, err := common.load(ctx)
+			if err != nil {
+				return err
+			}
+			return headlessResume(ctx, cmd, rf, s, args[0])
 		},
 	}
+	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")
+	cmd.Flags().BoolVar(&rf.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
+	return cmd
 }
 
 func newCheckCmd(common *commonFlags) *cobra.Command {

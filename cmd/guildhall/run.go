@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,7 +77,6 @@ func resolveEffort(flag string, ws store.Workspace) (string, error) {
 }
 
 func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, s *setup, task string) error {
-	out := cmd.OutOrStdout()
 	errOut := cmd.ErrOrStderr()
 	ws := store.Workspace{Dir: s.workspace}
 	effort, err := resolveEffort(common.effort, ws)
@@ -97,6 +97,9 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return &exitCodeError{code: exitError, err: err}
 	}
 	defer lock.Release()
+	if rec, err := runner.Reconcile(ws, s.guild, time.Now()); err == nil && rec.Resumable != "" && !rf.json {
+		fmt.Fprintf(errOut, "note: run %s stopped before finishing; continue it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
+	}
 
 	bus, broker := runner.NewBus(), runner.NewBroker()
 	r, err := runner.Create(runner.Options{
@@ -108,13 +111,38 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return usageErr(err)
 	}
 	_ = lock.SetRun(r.ID())
+	return followRun(ctx, cmd, rf, bus, broker, r.Execute)
+}
+
+// headlessResume resumes a run from its checkpoint and prints it.
+func headlessResume(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup, id string) error {
+	ws := store.Workspace{Dir: s.workspace}
+	lock, err := ws.AcquireLock()
+	if err != nil {
+		return &exitCodeError{code: exitError, err: err}
+	}
+	defer lock.Release()
+	bus, broker := runner.NewBus(), runner.NewBroker()
+	r, err := runner.Resume(runner.Options{
+		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
+		Bus: bus, Broker: broker, NoInput: rf.noInput,
+	}, id)
+	if err != nil {
+		return &exitCodeError{code: exitError, err: err}
+	}
+	_ = lock.SetRun(id)
+	return followRun(ctx, cmd, rf, bus, broker, r.ExecuteResumed)
+}
+
+// followRun executes a run while printing its events.
+func followRun(ctx context.Context, cmd *cobra.Command, rf *runFlags, bus *runner.Bus, broker *runner.Broker, exec func(context.Context) (runner.Outcome, error)) error {
 	_, sub := bus.SubscribeLossless(256)
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printEvents(sub, out, rf.json, !rf.noInput, broker, cmd.InOrStdin())
+		printEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, broker, cmd.InOrStdin())
 	}()
-	outcome, err := r.Execute(ctx)
+	outcome, err := exec(ctx)
 	sub.Close()
 	<-printed
 	if err != nil {

@@ -323,6 +323,9 @@ type RunResumedPayload struct {
 	RunID          string   `json:"runId"`
 	ResumedFrames  int      `json:"resumedFrames"`
 	ResumedRoleIDs []string `json:"resumedRoleIds,omitempty"`
+	// LogProblems counts unreadable log lines found on resume (a torn
+	// last line after a crash).
+	LogProblems int `json:"logProblems,omitempty"`
 }
 
 // DepthExceededPayload: an agent call was refused for depth.

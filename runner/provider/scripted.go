@@ -161,3 +161,30 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// SaveState returns the per-role cursors, so a resumed run replays the
+// script from where its checkpoint was taken.
+func (s *Scripted) SaveState() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"cursors": s.cursors, "calls": s.calls})
+	return b
+}
+
+// RestoreState sets the cursors saved by SaveState.
+func (s *Scripted) RestoreState(b json.RawMessage) error {
+	var st struct {
+		Cursors map[string]int `json:"cursors"`
+		Calls   int            `json:"calls"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("scripted model state: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cursors, s.calls = st.Cursors, st.Calls
+	if s.cursors == nil {
+		s.cursors = map[string]int{}
+	}
+	return nil
+}

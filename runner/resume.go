@@ -1,0 +1,262 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
+)
+
+// Stateful providers (the scripted model) keep a position in their
+// conversation; it is checkpointed with the run so a resume replays exactly.
+type Stateful interface {
+	SaveState() json.RawMessage
+	RestoreState(json.RawMessage) error
+}
+
+// loadCheckpoint reads and validates a run's checkpoint against its meta
+// and the guild: the gates that must pass before a checkpoint (or a pause
+// marker beside it) is trusted.
+func loadCheckpoint(ws store.Workspace, id string, g *Guild) (*store.Meta, *Checkpoint, error) {
+	meta, err := ws.ReadMeta(id) // validates the id and that meta names it
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, _ := ws.RunDir(id)
+	b, err := os.ReadFile(filepath.Join(dir, store.StateFile))
+	if err != nil {
+		return meta, nil, fmt.Errorf("run %s has no checkpoint: %w", id, err)
+	}
+	var cp Checkpoint
+	if err := json.Unmarshal(b, &cp); err != nil {
+		return meta, nil, fmt.Errorf("run %s: state.json is not valid: %w", id, err)
+	}
+	if cp.RunID != id {
+		return meta, nil, fmt.Errorf("run %s: state.json names run %q", id, cp.RunID)
+	}
+	if len(cp.Stack) == 0 {
+		return meta, nil, fmt.Errorf("run %s: state.json holds no roles", id)
+	}
+	for i, f := range cp.Stack {
+		if f == nil || g.Roles[f.Role] == nil {
+			return meta, nil, fmt.Errorf("run %s: checkpointed role %d is not in the guild", id, i)
+		}
+		if len(f.History) < 2 {
+			return meta, nil, fmt.Errorf("run %s: checkpointed role %s has no history", id, f.RoleID)
+		}
+		if i+1 < len(cp.Stack) && (f.Pending == nil || f.Pending.Next >= len(f.Pending.Calls) || f.Pending.Calls[f.Pending.Next].Name != "agent") {
+			return meta, nil, fmt.Errorf("run %s: checkpointed role %s is not waiting on the role above it", id, f.RoleID)
+		}
+	}
+	return meta, &cp, nil
+}
+
+// Resumable reports whether run id can be resumed, and why not.
+func Resumable(ws store.Workspace, id string, g *Guild) error {
+	meta, _, err := loadCheckpoint(ws, id, g)
+	if err != nil {
+		return err
+	}
+	if store.Terminal(meta.Status) {
+		return fmt.Errorf("run %s is %s; only an unfinished run can be resumed", id, meta.Status)
+	}
+	return nil
+}
+
+// PauseRequested reports whether a resumable run carries a durable
+// pause-intent marker. Call it only after Resumable passed: the marker is
+// honoured only behind the id, manifest and checkpoint gates.
+func PauseRequested(ws store.Workspace, id string) bool {
+	dir, err := ws.RunDir(id)
+	if err != nil {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(dir, PauseMarker))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Resume rebuilds run id from its checkpoint. opts supplies the guild,
+// deployment, provider, bus and broker; its task fields are ignored.
+func Resume(opts Options, id string) (*Run, error) {
+	opts.Task = "resume" // the real task comes from meta
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	ws := store.Workspace{Dir: opts.Workspace}
+	if err := ws.EnsureGitExclude(); err != nil {
+		return nil, err
+	}
+	meta, cp, err := loadCheckpoint(ws, id, opts.Guild)
+	if err != nil {
+		return nil, err
+	}
+	if store.Terminal(meta.Status) {
+		return nil, fmt.Errorf("run %s is %s; only an unfinished run can be resumed", id, meta.Status)
+	}
+	opts.Task, opts.Effort, opts.LogLevel, opts.ContinuesFrom = meta.Task, meta.Effort, meta.LogLevel, meta.ContinuesFrom
+	if opts.Effort == "" {
+		opts.Effort = "standard"
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = LogFull
+	}
+	if sp, ok := opts.Provider.(Stateful); ok && len(cp.ProviderState) > 0 {
+		if err := sp.RestoreState(cp.ProviderState); err != nil {
+			return nil, fmt.Errorf("run %s: restore the model's position: %w", id, err)
+		}
+	}
+	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Schema{}, meta: meta,
+		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling}
+	r.meta.Status, r.meta.PID, r.meta.Suspension = store.StatusRunning, os.Getpid(), nil
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	backlog, problems := readBacklog(ws, id)
+	r.opts.Bus.Reset(backlog)
+	r.loggedStart, r.loggedFinish, r.loggedCards = map[string]bool{}, map[string]bool{}, map[string]event.Card{}
+	for _, e := range backlog {
+		switch e.Type {
+		case event.RoleStart:
+			var p event.RoleStartPayload
+			if e.Decode(&p) == nil {
+				r.loggedStart[p.RoleID] = true
+			}
+		case event.RoleFinished:
+			var p event.RoleFinishedPayload
+			if e.Decode(&p) == nil {
+				r.loggedFinish[p.RoleID] = true
+				r.loggedCards[p.RoleID] = event.Card{Status: p.Status, Summary: p.Summary, Artifacts: p.Artifacts, Error: p.Error}
+			}
+		}
+	}
+	ids := make([]string, len(r.stack))
+	for i, f := range r.stack {
+		ids[i] = f.RoleID
+	}
+	r.emit(event.RunResumed, event.RunResumedPayload{RunID: id, ResumedFrames: len(r.stack), ResumedRoleIDs: ids, LogProblems: problems})
+	return r, nil
+}
+
+// readBacklog loads a run's log for the bus, reporting unreadable lines
+// (a torn last line after a crash) instead of failing.
+func readBacklog(ws store.Workspace, id string) ([]event.Event, int) {
+	path, err := ws.LogPath(id)
+	if err != nil {
+		return nil, 0
+	}
+	var evs []event.Event
+	problems, _ := store.ReadLog(path, func(seq int64, rec []byte) error {
+		var e event.Event
+		if json.Unmarshal(rec, &e) == nil {
+			e.Seq = seq
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	return evs, len(problems)
+}
+
+// ExecuteResumed continues a resumed run: the leaf re-enters at its loop
+// top and each suspended ancestor gets its child's card as the result of
+// the agent call it awaits.
+func (r *Run) ExecuteResumed(ctx context.Context) (Outcome, error) {
+	defer r.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.ctl.mu.Lock()
+	r.ctl.cancel = cancel
+	r.ctl.mu.Unlock()
+	for _, f := range r.stack {
+		if !r.loggedStart[f.RoleID] {
+			r.emitRoleStart(f)
+		}
+	}
+	card, err := r.resumeAt(ctx, 0)
+	return r.conclude(card, err)
+}
+
+func (r *Run) resumeAt(ctx context.Context, i int) (event.Card, error) {
+	f := r.stack[i]
+	if card, ok := r.loggedCards[f.RoleID]; ok {
+		// It finished just before the crash: deliver its logged card.
+		return card, nil
+	}
+	if p := f.Pending; i+1 == len(r.stack) && p != nil && p.ChildCard != nil && p.Child != nil && !r.loggedFinish[p.Child.RoleID] {
+		c := p.Child
+		r.emit(event.RoleFinished, event.RoleFinishedPayload{Role: c.Role, RoleID: c.RoleID, Depth: c.Depth, Status: p.ChildCard.Status,
+			Summary: p.ChildCard.Summary, Artifacts: p.ChildCard.Artifacts, Error: p.ChildCard.Error, Parent: f.Role, ParentID: f.RoleID})
+	}
+	if i+1 < len(r.stack) {
+		child := r.stack[i+1]
+		card, err := r.resumeAt(ctx, i+1)
+		if err != nil {
+			return event.Card{}, err
+		}
+		f.Pending.ChildCard = &card
+		r.finishFrame(child, card)
+		r.emitToolResult(f, f.Pending.Calls[f.Pending.Next], tools.OK(card), 0)
+	}
+	return r.runFrame(ctx, f)
+}
+
+// Reconciliation is what startup found in the runs folder.
+type Reconciliation struct {
+	// Resumable is the newest run that can resume ("" when none).
+	Resumable string
+	// Interrupted lists runs marked interrupted, each with its reason.
+	Interrupted map[string]string
+}
+
+// Reconcile scans the runs folder: the newest resumable unfinished run is
+// left to resume, and every other unfinished run is marked interrupted with
+// the reason, its other fields preserved. skip names runs to leave alone
+// (for example one this process is running).
+func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Reconciliation, error) {
+	rec := Reconciliation{Interrupted: map[string]string{}}
+	ids, err := ws.ListRunIDs()
+	if err != nil {
+		return rec, err
+	}
+	for _, id := range ids {
+		if contains(skip, id) {
+			continue
+		}
+		meta, err := ws.ReadMeta(id)
+		if err != nil {
+			continue // not a run we can vouch for; leave it untouched
+		}
+		if store.Terminal(meta.Status) {
+			continue
+		}
+		reason := ""
+		if err := Resumable(ws, id, g); err != nil {
+			reason = "could not be resumed: " + err.Error()
+		} else if rec.Resumable == "" {
+			rec.Resumable = id
+			continue
+		} else {
+			reason = "superseded by the newer resumable run " + rec.Resumable
+		}
+		end := now.UTC()
+		meta.Status, meta.EndedAt = store.StatusInterrupted, &end
+		meta.Error = &store.MetaError{Kind: "interrupted", Message: "The run stopped before finishing and " + reason + "."}
+		if err := ws.WriteMeta(meta); err != nil {
+			return rec, err
+		}
+		dir, _ := ws.RunDir(id)
+		if err := os.Remove(filepath.Join(dir, store.StateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return rec, err
+		}
+		rec.Interrupted[id] = reason
+	}
+	return rec, nil
+}
