@@ -92,3 +92,10 @@ func (b *Broker) Pending() []Question {
 	sort.Slice(out, func(i, j int) bool { return out[i].AskedAt.Before(out[j].AskedAt) })
 	return out
 }
+
+// withdraw removes a question nobody will wait on (a parked run's).
+func (b *Broker) withdraw(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.pending, id)
+}

@@ -262,3 +262,56 @@ func (r *recorder) SaveState() json.RawMessage { return r.Provider.(Stateful).Sa
 func (r *recorder) RestoreState(b json.RawMessage) error {
 	return r.Provider.(Stateful).RestoreState(b)
 }
+
+func TestParkedQuestionEndsQueuedRun(t *testing.T) {
+	g := threeLevelGuild(t)
+	g.Roles["orchestrator"].Tools = append(g.Roles["orchestrator"].Tools, "ask_human")
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator": {
+			turn("", call("agent", map[string]string{"role": "planner", "task": "plan"})),
+			turn("", finishCall("success", "never")),
+		},
+		"planner": {turn("I need to know.", call("ask_human", map[string]string{"question": "Which database?"}))},
+	})
+	g.Roles["planner"].Tools = append(g.Roles["planner"].Tools, "ask_human")
+	h.opts.NoInput, h.opts.Park = false, true
+	out, evs, meta := h.run()
+	if out.Status != store.StatusNeedsClarification || out.Parked == nil || out.Parked.Question != "Which database?" {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if meta.Status != store.StatusNeedsClarification {
+		t.Fatalf("meta status %s", meta.Status)
+	}
+	if n := len(find(evs, event.RoleFinished)); n != 2 {
+		t.Fatalf("every started role must finish: %v", types(evs))
+	}
+
+	// Once a writer (the coder) has started, a question waits as usual.
+	h2 := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator": {
+			turn("", call("agent", map[string]string{"role": "coder", "task": "code"})),
+			turn("", call("ask_human", map[string]string{"question": "Ship it?"})),
+			turn("", finishCall("success", "shipped")),
+		},
+		"coder": {turn("", finishCall("success", "coded"))},
+	})
+	h2.opts.NoInput, h2.opts.Park = false, true
+	bus, broker := NewBus(), NewBroker()
+	h2.opts.Bus, h2.opts.Broker = bus, broker
+	_, sub := bus.Subscribe(64)
+	go func() {
+		for e := range sub.C {
+			if e.Type == event.AskHuman {
+				var q event.AskHumanPayload
+				_ = e.Decode(&q)
+				_ = broker.Answer(q.ID, "yes")
+				return
+			}
+		}
+	}()
+	out2, _, _ := h2.run()
+	sub.Close()
+	if out2.Status != "success" || out2.Parked != nil {
+		t.Fatalf("a question after a writer started must wait, got %+v", out2)
+	}
+}

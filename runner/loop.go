@@ -399,6 +399,13 @@ func (a *asker) Ask(ctx context.Context, q tools.Question) (string, error) {
 	question := a.r.opts.Broker.open(a.r.id, p)
 	a.r.emit(event.AskHuman, question.AskHumanPayload)
 	_ = a.r.log.Sync()
+	if a.r.opts.Park && !a.r.writerStarted {
+		a.r.opts.Broker.withdraw(question.ID)
+		parked := question.AskHumanPayload
+		a.r.parked = &parked
+		a.r.Stop()
+		return "", errors.New("the run is parked until the operator answers")
+	}
 	answer, err := a.r.opts.Broker.wait(ctx, question)
 	if err != nil {
 		return "", fmt.Errorf("no answer: %w", err)

@@ -67,6 +67,10 @@ type Options struct {
 	Broker *Broker
 	// NoInput answers ask_human with a "no operator available" tool error.
 	NoInput bool
+	// Park ends the run needs_clarification when it asks a question before
+	// any role holding a write-capable tool has started (queued runs), so
+	// one question never blocks the whole queue.
+	Park bool
 	// Now is the clock (tests pin it).
 	Now func() time.Time
 }
@@ -79,6 +83,8 @@ type Outcome struct {
 	// Stopped is set when the run was cut short (signal, terminal gone)
 	// and left resumable rather than finished.
 	Stopped bool
+	// Parked is the question a parked run stopped on.
+	Parked *event.AskHumanPayload
 }
 
 // errStopped unwinds the role stack without finishing any role, leaving the
@@ -106,9 +112,13 @@ type Run struct {
 	// loggedStart and loggedFinish record, on a resumed run, which
 	// role_start and role_finished events the log already holds, with the
 	// logged cards, so none is written twice.
-	loggedStart    map[string]bool
-	loggedFinish   map[string]bool
-	loggedCards    map[string]event.Card
+	loggedStart  map[string]bool
+	loggedFinish map[string]bool
+	loggedCards  map[string]event.Card
+	// writerStarted is set once a role holding a write-capable tool has
+	// started; parked is the question a parked run stopped on.
+	writerStarted  bool
+	parked         *event.AskHumanPayload
 	ctl            controls
 	counter        int
 	learnedCeiling int
@@ -294,6 +304,10 @@ func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 }
 
 func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
+	if errors.Is(err, errStopped) && r.parked != nil {
+		card, err = event.Card{Status: store.StatusNeedsClarification, Summary: "Waiting for an answer to: " + r.parked.Question}, nil
+		r.unwindAll(card)
+	}
 	if errors.Is(err, errStopped) && r.terminating() {
 		card, err = errorCard("interrupted", "The operator terminated the run."), nil
 		r.unwindAll(card)
@@ -330,7 +344,7 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		return Outcome{RunID: r.id}, err
 	}
 	r.removeCheckpoint()
-	return Outcome{RunID: r.id, Status: status, Card: &card}, r.logErr
+	return Outcome{RunID: r.id, Status: status, Card: &card, Parked: r.parked}, r.logErr
 }
 
 // unwindAll finishes every frame above the entry role with card, so each
@@ -391,7 +405,18 @@ func (r *Run) publishDelta(roleID string, d provider.Delta) {
 	r.opts.Bus.Publish(event.Event{Seq: -1, Timestamp: r.now().UTC(), Type: event.LLMDelta, Payload: b, Ephemeral: true})
 }
 
+// writeCapable are the tools after whose holder starts a queued run no
+// longer parks on a question: work may already have changed the workspace.
+var writeCapable = []string{"write_file", "edit_file", "run_shell", "typecheck", "test"}
+
 func (r *Run) emitRoleStart(f *Frame) {
+	if role := r.opts.Guild.Roles[f.Role]; role != nil {
+		for _, t := range writeCapable {
+			if role.Grants(t) {
+				r.writerStarted = true
+			}
+		}
+	}
 	r.emit(event.RoleStart, event.RoleStartPayload{
 		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID,
 	})
