@@ -31,6 +31,7 @@ type controls struct {
 	pause     bool
 	paused    bool
 	resume    chan struct{}
+	wake      chan struct{} // set while suspended: the operator's resume
 	requests  []operatorRequest
 }
 

@@ -25,28 +25,30 @@ type HealthView struct {
 	SuspendedRunID      string     `json:"suspendedRunId,omitempty"`
 }
 
-// health tracks provider health across a session's runs.
-type health struct {
+// Health tracks provider health across a session's runs.
+type Health struct {
 	mu   sync.Mutex
 	view HealthView
 }
 
-func newHealth() *health { return &health{view: HealthView{State: HealthOK}} }
+// NewHealth starts in the ok state.
+func NewHealth() *Health { return &Health{view: HealthView{State: HealthOK}} }
 
-func (h *health) snapshot() HealthView {
+// Snapshot is the current view.
+func (h *Health) Snapshot() HealthView {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.view
 }
 
-func (h *health) success(at time.Time) {
+func (h *Health) success(at time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := at.UTC()
 	h.view = HealthView{State: HealthOK, LastSuccessAt: &t, LastFailureAt: h.view.LastFailureAt}
 }
 
-func (h *health) failure(at time.Time, category string) int {
+func (h *Health) failure(at time.Time, category string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := at.UTC()
@@ -59,9 +61,26 @@ func (h *health) failure(at time.Time, category string) int {
 	return h.view.ConsecutiveFailures
 }
 
-func (h *health) suspend(runID string, nextProbe time.Time) {
+func (h *Health) suspend(runID string, nextProbe time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := nextProbe.UTC()
 	h.view.State, h.view.SuspendedRunID, h.view.NextProbeAt = HealthSuspended, runID, &t
+}
+
+// suspensionCopy is the platform-authored text of a suspension record and
+// the banner, per failure category. It never quotes the provider.
+func suspensionCopy(category string) string {
+	switch category {
+	case "auth":
+		return "The model provider refused the credentials. The run is suspended until it accepts them again."
+	case "rate_limit":
+		return "The model provider is rate-limiting requests. The run is suspended and will retry when it allows."
+	case "timeout":
+		return "The model provider stopped answering in time. The run is suspended and is probing it."
+	case "network":
+		return "The model provider cannot be reached. The run is suspended and is probing it."
+	default:
+		return "The model provider is failing. The run is suspended and is probing it."
+	}
 }

@@ -199,7 +199,15 @@ func (r *Run) agentCall(ctx context.Context, f *Frame, call provider.ToolCall) (
 		}
 		p.ChildCard = card
 	}
-	b, _ := json.Marshal(p.ChildCard)
+	// The raw technical detail of an error card is operator-only: it never
+	// enters the parent's history.
+	card := *p.ChildCard
+	if card.Error != nil {
+		e := *card.Error
+		e.Details = nil
+		card.Error = &e
+	}
+	b, _ := json.Marshal(card)
 	return r.truncate(string(b)), nil
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -33,19 +34,22 @@ func (r *Run) buildRequest(f *Frame) provider.Request {
 }
 
 // callModel makes f's next model call with retries. It returns the reply,
-// or a card that finishes the role (llm_unavailable), or errStopped.
+// or a card that finishes the role (llm_unavailable), or errStopped. A
+// provider that keeps failing suspends the run until it answers again.
 func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, event.Card, error) {
 	attempts := r.opts.Deployment.Executor.ProviderHealth.Retries
 	if attempts <= 0 {
 		attempts = 3
 	}
+	suspendAfter, _, _ := r.healthSettings()
 	var last error
-	for attempt := 1; attempt <= attempts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		req := r.buildRequest(f)
 		r.emit(event.LLMCallStart, event.LLMCallStartPayload{Role: f.Role, RoleID: f.RoleID})
 		start := time.Now()
 		resp, err := r.complete(ctx, f, req)
 		if err == nil {
+			r.opts.Health.success(r.now())
 			r.logCall(f, req, resp, time.Since(start))
 			return resp, event.Card{}, nil
 		}
@@ -60,12 +64,28 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 			}
 			return nil, event.Card{}, errRejected
 		}
-		retry := attempt < attempts && (pe == nil || pe.Retryable())
-		fp := event.ProviderFailurePayload{RoleID: f.RoleID, Category: "malformed", Attempt: attempt, Retrying: retry}
+		category := provider.CategoryMalformed
 		if pe != nil {
-			fp.Category, fp.StatusCode, fp.Body = string(pe.Category), pe.StatusCode, pe.Body
+			category = pe.Category
+		}
+		failures := 0
+		if suspendable(category) {
+			failures = r.opts.Health.failure(r.now(), string(category))
+		}
+		suspend := suspendAfter > 0 && failures >= suspendAfter
+		retry := attempt < attempts && (pe == nil || pe.Retryable())
+		fp := event.ProviderFailurePayload{RoleID: f.RoleID, Category: string(category), Attempt: attempt, Retrying: retry || suspend}
+		if pe != nil {
+			fp.StatusCode, fp.Body = pe.StatusCode, pe.Body
 		}
 		r.emit(event.ProviderFailure, fp)
+		if suspend {
+			if err := r.suspend(ctx, string(category)); err != nil {
+				return nil, event.Card{}, err
+			}
+			attempt = 0
+			continue
+		}
 		if !retry {
 			break
 		}
@@ -80,8 +100,11 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 	msg := fmt.Sprintf("the model endpoint did not answer usefully after %d attempts: %v", attempts, last)
 	r.emit(event.LLMUnavailable, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg})
 	card := errorCard("llm_unavailable", "The model endpoint is unavailable; the role could not continue.")
-	if pe := provider.AsError(last); pe != nil && pe.Body != "" {
-		card.Error.Details = jsonString(pe.Body)
+	// The technical detail names the failure without the provider's body:
+	// that stays on the provider_failure events, operator-only.
+	if pe := provider.AsError(last); pe != nil {
+		card.Error.Details, _ = json.Marshal(map[string]any{"category": pe.Category, "statusCode": pe.StatusCode, "attempts": attempts,
+			"see": "provider_failure events in the run log"})
 	}
 	return nil, card, nil
 }

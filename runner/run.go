@@ -67,6 +67,9 @@ type Options struct {
 	Broker *Broker
 	// NoInput answers ask_human with a "no operator available" tool error.
 	NoInput bool
+	// Health is shared provider health (a session's); nil means the run
+	// keeps its own.
+	Health *Health
 	// Park ends the run needs_clarification when it asks a question before
 	// any role holding a write-capable tool has started (queued runs), so
 	// one question never blocks the whole queue.
@@ -158,6 +161,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Tools == nil {
 		o.Tools = tools.Builtins()
+	}
+	if o.Health == nil {
+		o.Health = NewHealth()
 	}
 	return nil
 }
@@ -443,7 +449,7 @@ func (r *Run) finishFrame(f *Frame, card event.Card) {
 
 // backoff waits before retry attempt n (1-based), with jitter.
 func backoff(ctx context.Context, n int, retryAfter float64) error {
-	d := time.Duration(250*(1<<(n-1))) * time.Millisecond
+	d := time.Duration(250*(1<<(min(n, 4)-1))) * time.Millisecond // 0.25 s doubling to 2 s
 	if retryAfter > 0 {
 		d = time.Duration(retryAfter * float64(time.Second))
 		if d > 60*time.Second {

@@ -39,6 +39,9 @@ type Submission struct {
 	LogLevel      string `json:"logLevel,omitempty"`
 	ContinuesFrom string `json:"continuesFrom,omitempty"`
 	Briefing      string `json:"-"`
+	// Park ends the run needs_clarification when it asks before any
+	// write-capable role has started (queued runs; see Options.Park).
+	Park bool `json:"-"`
 }
 
 // Session is one workspace served to clients: the terminal console, the
@@ -51,7 +54,7 @@ type Session struct {
 	lock   *store.Lock
 	bus    *Bus
 	broker *Broker
-	health *health
+	health *Health
 
 	mu      sync.Mutex
 	active  *Run
@@ -71,7 +74,7 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 		lock.Release()
 		return nil, err
 	}
-	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: newHealth()}, nil
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: NewHealth()}, nil
 }
 
 // Workspace is the session's workspace records.
@@ -113,7 +116,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 	r, err := Create(Options{
 		Workspace: s.cfg.Workspace, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
-		Briefing: sub.Briefing, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput,
+		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
 	})
 	if err != nil {
 		return "", err
@@ -142,7 +145,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 	}
 	r, err := Resume(Options{
 		Workspace: s.cfg.Workspace, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
-		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput,
+		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
 	}, id)
 	if err != nil {
 		return err
@@ -200,7 +203,7 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 }
 
 // Health is the provider's restricted health view.
-func (s *Session) Health() HealthView { return s.health.snapshot() }
+func (s *Session) Health() HealthView { return s.health.Snapshot() }
 
 // Answer answers a pending question. The first answer wins.
 func (s *Session) Answer(id, answer string) error { return s.broker.Answer(id, answer) }
@@ -256,10 +259,10 @@ func (s *Session) Resume(runID string) error {
 	if err != nil {
 		return err
 	}
-	if !r.ResumeFromPause() {
-		return fmt.Errorf("run %s is not paused", r.ID())
+	if r.ResumeFromPause() || r.ResumeFromSuspension() {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("run %s is neither paused nor suspended", r.ID())
 }
 
 // Terminate ends the live run at its next safe point with status

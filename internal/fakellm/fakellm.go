@@ -50,6 +50,11 @@ type Server struct {
 	MaxPromptChars int
 	ReportTokens   bool
 
+	// faults are served, in order, before the next replies; down answers
+	// every request (probes included) with 503 while set.
+	faults []Fault
+	down   bool
+
 	mu       sync.Mutex
 	replies  map[string][]Reply
 	requests []Request
@@ -65,6 +70,30 @@ func New() *Server {
 
 // BaseURL is the OpenAI-style base URL (".../v1").
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Fault is one injected failure.
+type Fault struct {
+	Status     int    // an HTTP error status with Body
+	RetryAfter string // Retry-After header value
+	Body       string
+	Hang       bool // accept and never answer until the client gives up
+	CutStream  bool // start a tool call and end the stream mid-arguments
+	BadArgs    bool // a complete reply whose tool arguments are not JSON
+}
+
+// Inject queues faults served before the next replies.
+func (s *Server) Inject(f ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f...)
+}
+
+// SetDown makes every request fail with 503 (an outage) or restores it.
+func (s *Server) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
 
 // Queue adds replies for role.
 func (s *Server) Queue(role string, replies ...Reply) {
@@ -94,6 +123,15 @@ func (s *Server) RequestsFor(role string) []Request {
 var roleMarker = regexp.MustCompile(`\[role:([a-z_]+)\]`)
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"message":"upstream unavailable","type":"server_error"}}`)
+		return
+	}
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"test","meta":{"n_ctx_train":32768}}]}`)
@@ -108,14 +146,18 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Role: role, Header: r.Header.Clone(), Body: body, Raw: raw})
+	var fault *Fault
+	if len(s.faults) > 0 {
+		fault, s.faults = &s.faults[0], s.faults[1:]
+	}
+	tooBig := s.MaxPromptChars > 0 && len(raw) > s.MaxPromptChars
 	var reply Reply
 	ok := false
-	if q := s.replies[role]; len(q) > 0 {
+	if q := s.replies[role]; len(q) > 0 && fault == nil && !tooBig {
 		reply, s.replies[role], ok = q[0], q[1:], true
 	}
 	s.calls++
 	n := s.calls
-	tooBig := s.MaxPromptChars > 0 && len(raw) > s.MaxPromptChars
 	report := s.ReportTokens
 	s.mu.Unlock()
 
@@ -125,6 +167,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		format = "responses"
 	case strings.HasSuffix(r.URL.Path, "/messages"):
 		format = "anthropic"
+	}
+	if fault != nil {
+		serveFault(w, r, *fault, n)
+		return
 	}
 	if tooBig {
 		rejectTooLong(w, format, len(raw)/4, report)
@@ -308,4 +354,39 @@ func writeAnthropic(w io.Writer, r Reply, n int) {
 	}
 	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": r.CompletionTokens}})
 	ev("message_stop", map[string]any{})
+}
+
+func serveFault(w http.ResponseWriter, r *http.Request, f Fault, n int) {
+	switch {
+	case f.Hang:
+		<-r.Context().Done()
+	case f.Status != 0:
+		if f.RetryAfter != "" {
+			w.Header().Set("Retry-After", f.RetryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.Status)
+		io.WriteString(w, f.Body)
+	case f.CutStream:
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, "", js(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c", "type": "function",
+				"function": map[string]any{"name": "read_file", "arguments": `{"pa`}}}}, "finish_reason": nil}}}))
+	case f.BadArgs:
+		w.Header().Set("Content-Type", "text/event-stream")
+		writeChatRaw(w, n, "read_file", `{"path": "x"`)
+	}
+}
+
+// writeChatRaw streams one tool call with literal (possibly invalid)
+// arguments.
+func writeChatRaw(w io.Writer, n int, name, rawArgs string) {
+	chunk := func(delta any, finish any) string {
+		return js(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+	}
+	sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_bad", "type": "function",
+		"function": map[string]any{"name": name, "arguments": rawArgs}}}}, nil))
+	sse(w, "", chunk(map[string]any{}, "tool_calls"))
+	sse(w, "", "[DONE]")
 }
