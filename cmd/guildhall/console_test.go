@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxConsole drives the real binary in a detached tmux session.
+type tmuxConsole struct {
+	t    *testing.T
+	name string
+}
+
+func (c *tmuxConsole) tmux(args ...string) string {
+	c.t.Helper()
+	out, err := exec.Command("tmux", args...).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (c *tmuxConsole) capture() string {
+	c.t.Helper()
+	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", c.name).CombinedOutput()
+	return string(out)
+}
+
+// waitFor polls the pane until it shows every string.
+func (c *tmuxConsole) waitFor(what ...string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var screen string
+	for time.Now().Before(deadline) {
+		screen = c.capture()
+		ok := true
+		for _, w := range what {
+			if !strings.Contains(screen, w) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return screen
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.t.Fatalf("the console never showed %q; last screen:\n%s", what, screen)
+	return ""
+}
+
+func (c *tmuxConsole) keys(keys ...string) {
+	c.t.Helper()
+	for _, k := range keys {
+		// One key per call: tmux would otherwise send "Escape x" as alt+x.
+		c.tmux("send-keys", "-t", c.name, k)
+		time.Sleep(80 * time.Millisecond)
+	}
+}
+
+// TestConsoleUnderTmux builds the binary, runs `guildhall demo --speed 0`
+// in a 100x30 tmux pane, answers the question in the modal, waits for the
+// result card and quits.
+func TestConsoleUnderTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux is required under CI")
+		}
+		t.Skip("tmux not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	done := filepath.Join(dir, "exit-status")
+	c := &tmuxConsole{t: t, name: fmt.Sprintf("guildhall-test-%d", os.Getpid())}
+	script := fmt.Sprintf("TERM=xterm-256color %s demo --speed 0 2>%s; echo $? > %s; sleep 60",
+		bin, filepath.Join(dir, "stderr"), done)
+	c.tmux("new-session", "-d", "-s", c.name, "-x", "100", "-y", "30", script)
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", c.name).Run() })
+
+	c.waitFor("Question", "Should this run only fix the failing tests", "1. Only fix the failing tests")
+	c.keys("1", "Enter")
+	c.waitFor("Result · run-", "Status: ✓ success")
+	c.keys("Escape")
+	c.waitFor("Main run", "Coder", "Finished: success")
+	c.keys("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(done)
+		if err == nil {
+			if got := strings.TrimSpace(string(b)); got != "0" {
+				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+				t.Fatalf("exit status %s\n%s", got, stderr)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console did not exit; screen:\n%s", c.capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The terminal was restored: the shell's screen is back, not the
+	// console's alternate screen.
+	if strings.Contains(c.capture(), "Finished: success") {
+		t.Errorf("the alternate screen was not left:\n%s", c.capture())
+	}
+}

@@ -1,0 +1,459 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"os"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// Options configure the console.
+type Options struct {
+	// Labels are the guild's display labels; Tier the starting tier.
+	Labels render.LabelSet
+	Tier   render.Tier
+	// Effort is the Compose default (the project setting).
+	Effort string
+	// Task, when set, is submitted at once.
+	Task     string
+	Continue string
+	LogLevel string
+	// MarkdownStyle is a glamour standard style ("dark" by default).
+	MarkdownStyle string
+	// NoAnimation freezes the flow animation (golden tests).
+	NoAnimation bool
+	// Output is where "copy raw" writes its OSC 52 sequence: the program's
+	// own terminal output (os.Stdout by default).
+	Output io.Writer
+	// Context bounds the runs the console submits.
+	Context context.Context
+}
+
+type screen int
+
+const (
+	screenWatch screen = iota
+	screenHistory
+	screenCompose
+)
+
+type viewKind int
+
+const (
+	viewFlow viewKind = iota
+	viewSequence
+)
+
+// layout is computed on resize.
+type layout struct {
+	width, height int
+	bodyH         int // rows of the flow / sequence body
+	streamH       int // rows of the streamed reply pane
+}
+
+func computeLayout(w, h int) layout {
+	l := layout{width: max(20, w), height: max(8, h)}
+	l.streamH = 2
+	if l.height >= 36 {
+		l.streamH = 4
+	}
+	// top bar, banner, stream header, caption, footer
+	l.bodyH = max(1, l.height-5-l.streamH)
+	return l
+}
+
+// Model is the console's top-level Bubble Tea model. It owns routing,
+// focus, layout and overlays; sub-components are plain structs.
+type Model struct {
+	sess Session
+	opts Options
+	ctx  context.Context
+	ws   store.Workspace
+	md   *render.MarkdownRenderer
+	res  *render.LabelResolver
+	lay  layout
+
+	sub     *runner.Subscription
+	dropped int64
+	// recent keeps the live run's latest persisted events, to replay on
+	// top of a resync read from the log.
+	recent []event.Event
+	live   *runView // the session's current run
+	view   *runView // the run on screen: live, or a replay
+	// replayMeta is the meta of a replayed run.
+	replayMeta *store.Meta
+
+	screen  screen
+	kind    viewKind
+	phase   int
+	ticking bool
+
+	flowSel   string
+	seqSel    int
+	seqTop    int
+	seqFollow bool
+	summaries map[string]string
+	health    runner.HealthView
+	notice    string
+	quitting  bool
+	started   bool // the backlog is applied: later events are news
+
+	questions []pendingQuestion
+	qHidden   bool
+	q         questionState
+
+	confirm    *confirmState
+	interrupt  *interruptState
+	answerCard *inquiry
+	inspector  *inspectorState
+	transcript *transcriptView
+	plan       *planState
+	showResult bool
+	resultOpen resultState
+	help       bool
+	helpScroll int
+
+	history historyState
+	compose composeState
+}
+
+type pendingQuestion struct {
+	runID string
+	q     event.AskHumanPayload
+	sent  bool
+}
+
+// New builds the console over a session. It subscribes at once, so the
+// backlog of the current run is on screen in the first frame.
+func New(s Session, opts Options) *Model {
+	if opts.Tier == "" {
+		opts.Tier = render.TierFriendly
+	}
+	if opts.Output == nil {
+		opts.Output = os.Stdout
+	}
+	if opts.Context == nil {
+		opts.Context = context.Background()
+	}
+	m := &Model{
+		sess: s, opts: opts, ctx: opts.Context, ws: s.Workspace(),
+		md:        render.NewMarkdownRenderer(opts.MarkdownStyle),
+		res:       render.NewLabelResolver(opts.Labels, opts.Tier),
+		lay:       computeLayout(80, 24),
+		seqFollow: true,
+		summaries: map[string]string{},
+		health:    runner.HealthView{State: runner.HealthOK},
+	}
+	m.compose.effort = opts.Effort
+	if m.compose.effort == "" {
+		m.compose.effort = "standard"
+	}
+	m.compose.editor.placeholder = "Describe the task…"
+	m.compose.continueFrom = opts.Continue
+	backlog, sub := s.Subscribe(1024)
+	m.sub = sub
+	for _, e := range backlog {
+		m.applyEvent(e)
+	}
+	m.started = true
+	m.live.refresh()
+	return m
+}
+
+// Init starts the event pump, the health poll and any initial task.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws)}
+	if m.opts.Task != "" {
+		cmds = append(cmds, submitCmd(m.ctx, m.sess, runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}))
+	}
+	if c := m.maybeTick(); c != nil {
+		cmds = append(cmds, c)
+	}
+	return tea.Batch(cmds...)
+}
+
+// animating reports whether the run on screen has something moving.
+func (m *Model) animating() bool {
+	if m.opts.NoAnimation || m.view == nil || m.view != m.live || !m.view.live() {
+		return false
+	}
+	op, ok := render.ActiveOperation(m.view.model)
+	return ok && render.IsAnimated(m.view.model, op)
+}
+
+func (m *Model) maybeTick() tea.Cmd {
+	if m.ticking || !m.animating() {
+		return nil
+	}
+	m.ticking = true
+	return animTick()
+}
+
+// applyEvent folds one live event into the console.
+func (m *Model) applyEvent(e event.Event) tea.Cmd {
+	var cmd tea.Cmd
+	if e.Type == event.RunStarted {
+		var p event.RunStartedPayload
+		if e.Decode(&p) == nil && (m.live == nil || m.live.id != p.RunID) {
+			follow := m.view == m.live
+			m.live, m.recent = newRunView(p.RunID), nil
+			if follow {
+				m.view, m.replayMeta = m.live, nil
+				m.flowSel, m.seqSel, m.seqTop, m.seqFollow = "", 0, 0, true
+				m.showResult, m.inspector, m.transcript = false, nil, nil
+			}
+		}
+	}
+	if m.live == nil {
+		m.live = newRunView("")
+		if m.view == nil {
+			m.view = m.live
+		}
+	}
+	m.live.apply(e)
+	if !e.Ephemeral {
+		if len(m.recent) >= 4096 {
+			m.recent = append(m.recent[:0], m.recent[2048:]...)
+		}
+		m.recent = append(m.recent, e)
+	}
+	switch e.Type {
+	case event.AskHuman:
+		var p event.AskHumanPayload
+		if e.Decode(&p) == nil {
+			m.addQuestion(m.live.id, p)
+		}
+	case event.HumanAnswer:
+		var p event.HumanAnswerPayload
+		if e.Decode(&p) == nil {
+			m.closeQuestion(p.ID, p.Source)
+		}
+	case event.RunStatus:
+		if m.live.card != nil && m.view == m.live {
+			m.showResult, m.resultOpen = true, resultState{}
+			m.questions = nil
+			cmd = loadHistory(m.ws)
+		}
+		cmd = tea.Batch(cmd, healthCmd(m.sess))
+	case event.ProviderFailure:
+		cmd = healthCmd(m.sess)
+	case event.InterruptResolved:
+		var p event.InterruptResolvedPayload
+		if e.Decode(&p) == nil && p.Trigger == "inquiry" && len(m.live.inquiries) > 0 {
+			last := m.live.inquiries[len(m.live.inquiries)-1]
+			m.answerCard = &last
+		}
+	case event.ToolResult:
+		if m.plan != nil && m.view == m.live {
+			var p event.ToolResultPayload
+			if e.Decode(&p) == nil && p.Tool == "write_plan" {
+				cmd = loadPlan(m.ws, m.live.id)
+			}
+		}
+	}
+	if t := m.transcript; t != nil && m.view == m.live && t.runID == m.live.id && t.loaded {
+		var tr transcript
+		tr.add(e, t.roleID)
+		if len(tr.entries) > 0 {
+			t.entries = append(t.entries, tr.entries...)
+		}
+	}
+	return cmd
+}
+
+func (m *Model) addQuestion(runID string, p event.AskHumanPayload) {
+	for _, q := range m.questions {
+		if q.q.ID == p.ID {
+			return
+		}
+	}
+	m.questions = append(m.questions, pendingQuestion{runID: runID, q: p})
+	if len(m.questions) == 1 {
+		m.q = questionState{opt: -1}
+		m.q.editor.placeholder = "Type an answer, or pick an option"
+		m.qHidden = false
+	}
+}
+
+// closeQuestion drops an answered question; a note says when another
+// client answered it first.
+func (m *Model) closeQuestion(id, source string) {
+	for i, q := range m.questions {
+		if q.q.ID != id {
+			continue
+		}
+		switch {
+		case !m.started:
+		case !q.sent || (source != "" && source != "terminal"):
+			m.notice = "The question was answered from another client."
+		default:
+			m.notice = "Answer sent."
+		}
+		m.questions = append(m.questions[:i], m.questions[i+1:]...)
+		if i == 0 {
+			m.q = questionState{opt: -1}
+			m.q.editor.placeholder = "Type an answer, or pick an option"
+		}
+		return
+	}
+}
+
+// Update routes messages. It does no I/O: effects are commands.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.lay = computeLayout(msg.Width, msg.Height)
+		m.clampSequence()
+		if m.transcript != nil {
+			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
+		}
+		return m, nil
+	case eventsMsg:
+		var cmds []tea.Cmd
+		for _, e := range msg.events {
+			cmds = append(cmds, m.applyEvent(e))
+		}
+		m.live.refresh()
+		m.clampSequence()
+		if m.transcript != nil && m.transcript.loaded {
+			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
+		}
+		if d := m.sub.Dropped(); d > m.dropped && m.live != nil && m.live.id != "" {
+			m.dropped = d
+			cmds = append(cmds, resyncLive(m.ws, m.live.id))
+		}
+		cmds = append(cmds, waitEvents(m.sub), m.maybeTick())
+		return m, tea.Batch(cmds...)
+	case resyncMsg:
+		if msg.err != nil || m.live == nil || msg.run.id != m.live.id {
+			return m, nil
+		}
+		nv := msg.run
+		for _, e := range m.recent {
+			if e.Seq > nv.lastSeq {
+				nv.apply(e)
+			}
+		}
+		nv.stream = m.live.stream
+		nv.refresh()
+		if m.view == m.live {
+			m.view = nv
+		}
+		m.live = nv
+		m.clampSequence()
+		return m, nil
+	case subClosedMsg:
+		return m, nil
+	case tickMsg:
+		m.ticking = false
+		m.phase++
+		return m, m.maybeTick()
+	case healthTickMsg:
+		return m, tea.Batch(healthCmd(m.sess), healthTick())
+	case healthMsg:
+		m.health = msg.view
+		return m, nil
+	case questionsMsg:
+		for _, q := range msg.questions {
+			m.addQuestion(q.RunID, q.AskHumanPayload)
+		}
+		return m, nil
+	case answerDoneMsg:
+		if msg.err != nil {
+			if isAlreadyAnswered(msg.err) {
+				m.closeQuestion(msg.id, "elsewhere")
+			} else {
+				m.notice = "The answer was not delivered: " + render.SanitizeLine(msg.err.Error())
+				if len(m.questions) > 0 && m.questions[0].q.ID == msg.id {
+					m.questions[0].sent = false
+				}
+			}
+		}
+		return m, nil
+	case submitDoneMsg:
+		if msg.err != nil {
+			m.notice = "Not submitted: " + render.SanitizeLine(submitError(msg.err))
+			return m, nil
+		}
+		m.notice = "Submitted " + msg.runID + "."
+		m.compose.editor.Reset()
+		m.screen = screenWatch
+		m.view, m.replayMeta = m.live, nil
+		return m, nil
+	case controlDoneMsg:
+		if msg.err != nil {
+			m.notice = msg.what + " failed: " + render.SanitizeLine(msg.err.Error())
+		} else {
+			m.notice = controlNotice(msg.what)
+		}
+		return m, nil
+	case historyMsg:
+		m.history.loaded, m.history.err = true, msg.err
+		m.history.rows = msg.rows
+		m.history.sel = min(m.history.sel, max(0, len(msg.rows)-1))
+		for _, r := range msg.rows {
+			m.summaries[r.id] = r.summary
+		}
+		return m, nil
+	case replayMsg:
+		if msg.err != nil && msg.run == nil {
+			m.notice = "Could not open " + msg.runID + ": " + render.SanitizeLine(msg.err.Error())
+			return m, nil
+		}
+		m.view, m.replayMeta = msg.run, msg.meta
+		m.screen, m.flowSel, m.seqSel, m.seqTop, m.seqFollow = screenWatch, "", 0, 0, false
+		m.inspector, m.transcript, m.plan, m.showResult = nil, nil, nil, false
+		m.notice = "Replaying " + msg.runID + " from its log · b returns to the live run"
+		return m, nil
+	case planMsg:
+		if m.plan != nil && m.view != nil && msg.runID == m.view.id {
+			m.plan.text, m.plan.err, m.plan.loaded = msg.text, msg.err, true
+		}
+		return m, nil
+	case transcriptMsg:
+		if t := m.transcript; t != nil && t.roleID == msg.roleID && t.runID == msg.runID {
+			t.entries, t.loaded = msg.entries, true
+			if msg.err != nil {
+				t.note = "Could not read the whole log: " + render.SanitizeLine(msg.err.Error())
+			}
+			t.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
+		}
+		return m, nil
+	case copiedMsg:
+		m.notice = msg.note
+		return m, nil
+	case tea.MouseMsg:
+		return m, m.handleMouse(msg)
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	}
+	return m, nil
+}
+
+// clampSequence keeps the sequence selection and window valid and, while
+// following, on the newest row.
+func (m *Model) clampSequence() {
+	total := seqRows(m.view)
+	h := max(1, m.lay.bodyH-1)
+	if m.seqFollow && total > 0 {
+		m.seqSel = total - 1
+	}
+	m.seqSel = max(0, min(m.seqSel, total-1))
+	if m.seqSel < m.seqTop {
+		m.seqTop = m.seqSel
+	}
+	if m.seqSel >= m.seqTop+h {
+		m.seqTop = m.seqSel - h + 1
+	}
+	m.seqTop = max(0, min(m.seqTop, max(0, total-h)))
+}
+
+func (m *Model) runLive() bool {
+	return m.live != nil && m.live.live()
+}

@@ -1,0 +1,121 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/guildhall/guildhall/render/labelset"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/store"
+)
+
+// demoSession opens a session on a fresh copy of the demo workspace with
+// the scripted model at full speed.
+func demoSession(t *testing.T) (*runner.Session, *runner.Guild) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := seed.CopyDemoWorkspace(dir); err != nil {
+		t.Fatal(err)
+	}
+	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := provider.ParseScript(seed.DemoScript())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := runner.DefaultDeployment()
+	d.FitToGuild(g)
+	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
+	d.Executor.InterruptTriggers = nil
+	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, g
+}
+
+// waitScreen waits until the program's output, styling stripped, holds
+// every string.
+func waitScreen(t *testing.T, tm *teatest.TestModel, subs ...string) {
+	t.Helper()
+	var seen bytes.Buffer
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		seen.Write(b)
+		s := ansi.Strip(seen.String())
+		for _, sub := range subs {
+			if !strings.Contains(s, sub) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+// TestConsoleDrivesTheDemo runs the real program on the scripted demo: the
+// flow graph shows the roles, the question modal asks the scripted
+// question, a typed answer reaches the runner, the result card shows the
+// summary, and tab shows the sequence view.
+func TestConsoleDrivesTheDemo(t *testing.T) {
+	s, g := demoSession(t)
+	labels, err := labelset.FromGuild(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s, Options{Labels: labels, Task: seed.DemoTask(), NoAnimation: true, MarkdownStyle: "notty", Output: io.Discard})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+
+	waitScreen(t, tm, "Question", "Should this run only fix the failing tests", "Orchestrator asks", "Only fix the failing tests")
+	const answer = "Only the failing tests, please"
+	tm.Type(answer)
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+
+	waitScreen(t, tm, "Result · run-", "Status: ✓ success", "Slug tests fixed")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
+	waitScreen(t, tm, "Main run", "Orchestrator", "Planner", "Coder", "Acceptance")
+	tm.Send(tea.KeyMsg{Type: tea.KeyTab})
+	waitScreen(t, tm, "■ success", "Tools")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+
+	// The answer reached the runner: the log holds it.
+	id, ok := s.Active()
+	if ok {
+		t.Fatalf("run %s still active", id)
+	}
+	ws := s.Workspace()
+	ids, err := ws.ListRunIDs()
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("runs %v, %v", ids, err)
+	}
+	path, _ := ws.LogPath(ids[0])
+	found := false
+	if _, err := store.ReadLog(path, func(_ int64, rec []byte) error {
+		var e event.Event
+		if json.Unmarshal(rec, &e) == nil && e.Type == event.HumanAnswer {
+			var p event.HumanAnswerPayload
+			if e.Decode(&p) == nil && p.Answer == answer {
+				found = true
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !found {
+		t.Errorf("no human_answer %q in the log", answer)
+	}
+}

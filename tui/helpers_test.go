@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/render/labelset"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/store"
+)
+
+// updating reports the -update flag (defined by teatest's golden package,
+// which this package's tests link): rewrite golden files under testdata/.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// fakeSession serves a fixed event backlog to the console and records what
+// the console asks of it. It stands in for a session in view tests, the
+// way a remote client would.
+type fakeSession struct {
+	bus     *runner.Bus
+	ws      store.Workspace
+	answers map[string]string
+}
+
+func newFakeSession(t testing.TB, events []event.Event) *fakeSession {
+	b := runner.NewBus()
+	b.Reset(events)
+	return &fakeSession{bus: b, ws: store.Workspace{Dir: t.TempDir()}, answers: map[string]string{}}
+}
+
+func (f *fakeSession) Subscribe(n int) ([]event.Event, *runner.Subscription) {
+	return f.bus.Subscribe(n)
+}
+func (f *fakeSession) Submit(context.Context, runner.Submission) (string, error) {
+	return "", runner.ErrRunInProgress
+}
+func (f *fakeSession) Active() (string, bool) { return "", false }
+func (f *fakeSession) Answer(id, a string) error {
+	if _, ok := f.answers[id]; ok {
+		return runner.ErrAlreadyAnswered
+	}
+	f.answers[id] = a
+	return nil
+}
+func (f *fakeSession) Questions() []runner.Question           { return nil }
+func (f *fakeSession) Interrupt(string, string, string) error { return nil }
+func (f *fakeSession) Pause(string) error                     { return nil }
+func (f *fakeSession) Resume(string) error                    { return nil }
+func (f *fakeSession) Terminate(string) error                 { return nil }
+func (f *fakeSession) Health() runner.HealthView              { return runner.HealthView{State: runner.HealthOK} }
+func (f *fakeSession) Workspace() store.Workspace             { return f.ws }
+
+// loadEvents reads a log.jsonl fixture from testdata.
+func loadEvents(t testing.TB, name string) []event.Event {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []event.Event
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e event.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		e.Seq = int64(len(out))
+		out = append(out, e)
+	}
+	return out
+}
+
+func seedLabels(t testing.TB) render.LabelSet {
+	t.Helper()
+	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := labelset.FromGuild(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// frame builds a console over events at a size and returns its first
+// frame as the operator sees it (styling stripped).
+func frame(t testing.TB, events []event.Event, w, h int, keys ...string) string {
+	t.Helper()
+	m := New(newFakeSession(t, events), Options{Labels: seedLabels(t), NoAnimation: true, MarkdownStyle: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	for _, k := range keys {
+		m.Update(keyMsg(k))
+	}
+	return ansi.Strip(m.View())
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (run with -update to accept):\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+func mustContain(t *testing.T, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("missing %q in:\n%s", sub, s)
+		}
+	}
+}

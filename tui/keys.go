@@ -1,0 +1,772 @@
+package tui
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	osc52 "github.com/aymanbagabas/go-osc52/v2"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/store"
+)
+
+// keyHelp lists every key, for the ? overlay and the docs.
+func keyHelp() [][2]string {
+	return [][2]string{
+		{"Anywhere", ""},
+		{"1 / w", "Watch the run"},
+		{"2 / H", "History of this workspace's runs"},
+		{"3 / n", "Compose a new task"},
+		{"?", "this help"},
+		{"esc", "close the overlay on top"},
+		{"q / ctrl+c", "quit (asks first while a run is live)"},
+		{"Watch", ""},
+		{"tab", "toggle Flow / Sequence"},
+		{"↑↓ / j k", "move the selection (nodes or messages)"},
+		{"←→ / h l", "previous / next column (flow)"},
+		{"pgup pgdn g G", "scroll the sequence; f follows the newest"},
+		{"enter", "inspect the selection"},
+		{"t", "transcript of the selected role instance"},
+		{"p", "plan disclosure (plan.md)"},
+		{"L", "cycle labels: whimsical / friendly / detailed"},
+		{"a", "answer the waiting question"},
+		{"r", "show the result card again"},
+		{"i", "interrupt: ask the run or change its plan"},
+		{"P / R / X", "pause / resume / terminate (asks first)"},
+		{"b", "back to the live run after a replay"},
+		{"Modals", ""},
+		{"enter", "submit the answer (alt+enter: new line)"},
+		{"↑↓ / 1-9", "pick an option in the question modal"},
+		{"tab", "switch inquiry / plan change (interrupt)"},
+		{"d / c", "result: technical details / copy raw error (OSC 52)"},
+		{"/ n", "transcript: search / next match"},
+		{"History", ""},
+		{"enter / o", "expand a run / open it in Watch"},
+		{"Compose", ""},
+		{"ctrl+s", "submit the task"},
+		{"ctrl+e", "cycle effort: quick / standard / thorough"},
+		{"ctrl+o / ctrl+x", "continue from a prior run / clear it"},
+		{"ctrl+d", "show / hide technical details of the reference"},
+	}
+}
+
+type confirmState struct {
+	prompt string
+	action string // quit | terminate
+}
+
+type questionState struct {
+	opt    int // selected option, -1 for none
+	editor editor
+	scroll int
+}
+
+type interruptState struct {
+	kind   string
+	editor editor
+	scroll int
+}
+
+type inspectorState struct {
+	pid    string // a flow node, or
+	op     int    // a sequence row (when pid is "")
+	scroll int
+}
+
+type planState struct {
+	text   string
+	err    error
+	loaded bool
+	scroll int
+}
+
+type resultState struct {
+	details bool
+	scroll  int
+}
+
+type copiedMsg struct{ note string }
+
+func isAlreadyAnswered(err error) bool { return errors.Is(err, runner.ErrAlreadyAnswered) }
+
+func submitError(err error) string {
+	if errors.Is(err, runner.ErrRunInProgress) {
+		return "a run is in progress; wait for it to finish"
+	}
+	return err.Error()
+}
+
+func controlNotice(what string) string {
+	switch what {
+	case "pause":
+		return "Pause requested: the run pauses at its next safe point."
+	case "resume":
+		return "Resume requested."
+	case "terminate":
+		return "Terminate requested: the run ends at its next safe point."
+	case "inquiry":
+		return "Inquiry sent: the answer appears when the run reaches a safe point."
+	case "plan_modification":
+		return "Plan change sent: it applies at the run's next safe point."
+	}
+	return what + " done."
+}
+
+// handleKey routes a key to the overlay on top, else to the screen.
+func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
+	key := k.String()
+	if key == "ctrl+c" {
+		if m.confirm != nil && m.confirm.action == "quit" {
+			return m.quit()
+		}
+		return m.askQuit()
+	}
+	switch {
+	case m.confirm != nil:
+		return m.keyConfirm(key)
+	case m.help:
+		return m.keyPager(key, &m.helpScroll, func() { m.help, m.helpScroll = false, 0 }, "?")
+	case m.questionVisible():
+		return m.keyQuestion(k)
+	case m.interrupt != nil:
+		return m.keyInterrupt(k)
+	case m.transcript != nil:
+		return m.keyTranscript(k)
+	case m.inspector != nil:
+		return m.keyInspector(key)
+	case m.answerCard != nil:
+		if key == "esc" || key == "enter" || key == "q" {
+			m.answerCard = nil
+		}
+		return nil
+	case m.showResult && m.view != nil && m.view.card != nil:
+		return m.keyResult(key)
+	case m.plan != nil:
+		return m.keyPager(key, &m.plan.scroll, func() { m.plan = nil }, "p")
+	}
+	switch m.screen {
+	case screenCompose:
+		return m.keyCompose(k)
+	case screenHistory:
+		if c, ok := m.keyHistory(key); ok {
+			return c
+		}
+	}
+	return m.keyGlobal(key)
+}
+
+func (m *Model) askQuit() tea.Cmd {
+	if m.runLive() {
+		m.confirm = &confirmState{action: "quit", prompt: "A run is live. Quit? It stops at its next safe point and can be resumed later."}
+		return nil
+	}
+	return m.quit()
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
+}
+
+func (m *Model) keyConfirm(key string) tea.Cmd {
+	switch key {
+	case "y", "Y", "enter":
+		c := m.confirm
+		m.confirm = nil
+		switch c.action {
+		case "quit":
+			return m.quit()
+		case "terminate":
+			id := m.live.id
+			return controlCmd("terminate", func() error { return m.sess.Terminate(id) })
+		}
+	case "n", "N", "esc", "q":
+		m.confirm = nil
+	}
+	return nil
+}
+
+func (m *Model) keyGlobal(key string) tea.Cmd {
+	switch key {
+	case "q":
+		return m.askQuit()
+	case "?":
+		m.help = true
+	case "esc":
+		m.notice = ""
+	case "1", "w":
+		m.screen = screenWatch
+	case "2", "H":
+		m.screen = screenHistory
+		return loadHistory(m.ws)
+	case "3", "n":
+		m.screen = screenCompose
+		return loadHistory(m.ws)
+	case "L":
+		m.res = m.res.WithTier(m.res.Tier().Next())
+		m.notice = "Labels: " + string(m.res.Tier())
+	case "a":
+		if len(m.questions) > 0 {
+			m.qHidden = false
+		}
+	}
+	if m.screen != screenWatch {
+		return nil
+	}
+	return m.keyWatch(key)
+}
+
+func (m *Model) keyWatch(key string) tea.Cmd {
+	v := m.view
+	switch key {
+	case "tab":
+		if m.kind == viewFlow {
+			m.kind = viewSequence
+		} else {
+			m.kind = viewFlow
+		}
+	case "up", "k", "down", "j", "left", "h", "right", "l":
+		m.moveSelection(key)
+	case "b":
+		if m.view != m.live {
+			m.backToLive()
+		}
+	case "pgup", "pgdown", "home", "end", "g", "G":
+		m.seqFollow = false
+		h := max(1, m.lay.bodyH-1)
+		switch key {
+		case "pgup":
+			m.seqSel -= h
+		case "pgdown":
+			m.seqSel += h
+		case "home", "g":
+			m.seqSel = 0
+		case "end", "G":
+			m.seqSel, m.seqFollow = seqRows(v), true
+		}
+		m.clampSequence()
+	case "f":
+		m.seqFollow = true
+		m.clampSequence()
+	case "enter":
+		if v == nil || len(v.model.Operations) == 0 {
+			return nil
+		}
+		if m.kind == viewSequence && m.seqSel >= len(v.model.Operations) && v.card != nil {
+			m.showResult, m.resultOpen = true, resultState{}
+			return nil
+		}
+		if m.kind == viewFlow {
+			if m.flowSel == "" {
+				fl := layoutFlow(v, m.res, m.lay.width, m.lay.bodyH)
+				if len(fl.nodes) > 0 {
+					m.flowSel = fl.nodes[len(fl.nodes)-1]
+				}
+			}
+			m.inspector = &inspectorState{pid: m.flowSel}
+		} else {
+			m.inspector = &inspectorState{op: m.seqSel}
+		}
+	case "t":
+		return m.openTranscript()
+	case "p":
+		if v != nil && v.id != "" {
+			m.plan = &planState{}
+			return loadPlan(m.ws, v.id)
+		}
+	case "r":
+		if v != nil && v.card != nil {
+			m.showResult, m.resultOpen = true, resultState{}
+		}
+	case "i":
+		if m.runLive() {
+			m.interrupt = &interruptState{kind: "inquiry"}
+			m.interrupt.editor.placeholder = "Your question for the run, or the change to its plan"
+		} else {
+			m.notice = "No live run to interrupt."
+		}
+	case "P":
+		if m.runLive() {
+			id := m.live.id
+			return controlCmd("pause", func() error { return m.sess.Pause(id) })
+		}
+	case "R":
+		if m.runLive() {
+			id := m.live.id
+			return controlCmd("resume", func() error { return m.sess.Resume(id) })
+		}
+	case "X":
+		if m.runLive() {
+			m.confirm = &confirmState{action: "terminate", prompt: "Terminate the run? It ends as interrupted with its record intact."}
+		}
+	}
+	return nil
+}
+
+func (m *Model) backToLive() {
+	m.view, m.replayMeta = m.live, nil
+	m.flowSel, m.seqFollow = "", true
+	m.clampSequence()
+	m.notice = ""
+}
+
+// moveSelection moves the flow node or sequence row selection.
+func (m *Model) moveSelection(key string) {
+	v := m.view
+	if v == nil {
+		return
+	}
+	if m.kind == viewSequence {
+		switch key {
+		case "up", "k":
+			m.seqSel--
+			m.seqFollow = false
+		case "down", "j":
+			m.seqSel++
+			m.seqFollow = m.seqSel >= seqRows(v)-1
+		}
+		m.clampSequence()
+		return
+	}
+	fl := layoutFlow(v, m.res, m.lay.width, m.lay.bodyH)
+	if len(fl.nodes) == 0 {
+		return
+	}
+	i := -1
+	for j, n := range fl.nodes {
+		if n == m.flowSel {
+			i = j
+		}
+	}
+	if i < 0 {
+		m.flowSel = fl.nodes[0]
+		return
+	}
+	// Column boundaries in reading order.
+	var starts []int
+	n := 0
+	for _, lane := range fl.lanes {
+		for _, col := range lane.cols {
+			starts = append(starts, n)
+			n += len(col)
+		}
+	}
+	colOfIdx := 0
+	for c, s := range starts {
+		if i >= s {
+			colOfIdx = c
+		}
+	}
+	switch key {
+	case "up", "k":
+		i = max(0, i-1)
+	case "down", "j":
+		i = min(len(fl.nodes)-1, i+1)
+	case "left", "h":
+		i = starts[max(0, colOfIdx-1)]
+	case "right", "l":
+		i = starts[min(len(starts)-1, colOfIdx+1)]
+	}
+	m.flowSel = fl.nodes[i]
+}
+
+// selectedRoleID is the role instance the selection points at.
+func (m *Model) selectedRoleID() (string, string) {
+	v := m.view
+	if v == nil {
+		return "", ""
+	}
+	mod := v.model
+	var pid string
+	if m.inspector != nil && m.inspector.pid == "" || m.inspector == nil && m.kind == viewSequence {
+		idx := m.seqSel
+		if m.inspector != nil {
+			idx = m.inspector.op
+		}
+		if idx < len(mod.Operations) {
+			op := mod.Operations[idx]
+			pid = op.Destination
+			if p, ok := mod.Participant(pid); !ok || p.Kind != "role" {
+				pid = op.Source
+			}
+		}
+	} else if m.inspector != nil {
+		pid = m.inspector.pid
+	} else {
+		pid = m.flowSel
+	}
+	p, ok := mod.Participant(pid)
+	if !ok || p.Kind != render.KindRole {
+		return "", ""
+	}
+	return p.RoleID, m.res.ParticipantLabel(p)
+}
+
+func (m *Model) openTranscript() tea.Cmd {
+	roleID, label := m.selectedRoleID()
+	if roleID == "" {
+		m.notice = "Select a role instance to open its transcript."
+		return nil
+	}
+	m.transcript = &transcriptView{runID: m.view.id, roleID: roleID, label: label}
+	m.transcript.search.singleLine = true
+	return loadTranscript(m.ws, m.view.id, roleID)
+}
+
+func (m *Model) keyInspector(key string) tea.Cmd {
+	switch key {
+	case "t":
+		return m.openTranscript()
+	case "up", "k", "down", "j":
+		// Move the selection underneath and follow it.
+		m.inspector = nil
+		m.moveSelection(key)
+		if m.kind == viewFlow {
+			m.inspector = &inspectorState{pid: m.flowSel}
+		} else {
+			m.inspector = &inspectorState{op: m.seqSel}
+		}
+		return nil
+	}
+	return m.keyPager(key, &m.inspector.scroll, func() { m.inspector = nil }, "enter")
+}
+
+// keyPager scrolls a document overlay; esc (or the toggle key) closes it.
+func (m *Model) keyPager(key string, scroll *int, closeFn func(), toggle string) tea.Cmd {
+	h := m.overlayBodyH()
+	switch key {
+	case "esc", "q", toggle:
+		closeFn()
+	case "down", "j":
+		*scroll++
+	case "up", "k":
+		*scroll = max(0, *scroll-1)
+	case "pgdown", " ":
+		*scroll += h
+	case "pgup":
+		*scroll = max(0, *scroll-h)
+	case "home", "g":
+		*scroll = 0
+	case "?":
+		if !m.help {
+			m.help = true
+		}
+	}
+	return nil
+}
+
+func (m *Model) keyResult(key string) tea.Cmd {
+	switch key {
+	case "d":
+		m.resultOpen.details = !m.resultOpen.details
+		return nil
+	case "c":
+		return m.copyRaw()
+	case "r":
+		m.showResult = false
+		return nil
+	case "H", "2", "n", "3", "tab":
+		m.showResult = false
+		return m.keyGlobal(key)
+	}
+	return m.keyPager(key, &m.resultOpen.scroll, func() { m.showResult = false }, "esc")
+}
+
+// copyRaw puts the run's full error JSON on the clipboard with OSC 52,
+// written by the program on the operator's request. The JSON is base64
+// inside the sequence, so nothing in it can act on the terminal.
+func (m *Model) copyRaw() tea.Cmd {
+	ei := resultError(m.view)
+	if ei == nil {
+		m.notice = "This run has no error to copy."
+		return nil
+	}
+	b, err := json.MarshalIndent(ei, "", "  ")
+	if err != nil {
+		return nil
+	}
+	out := m.opts.Output
+	return func() tea.Msg {
+		if _, err := osc52.New(string(b)).WriteTo(out); err != nil {
+			return copiedMsg{"Copy failed: " + render.SanitizeLine(err.Error())}
+		}
+		return copiedMsg{"Copied the raw error JSON to the clipboard (OSC 52)."}
+	}
+}
+
+func (m *Model) questionVisible() bool { return len(m.questions) > 0 && !m.qHidden }
+
+func (m *Model) keyQuestion(k tea.KeyMsg) tea.Cmd {
+	q := &m.questions[0]
+	st := &m.q
+	key := k.String()
+	switch key {
+	case "esc":
+		m.qHidden = true
+		return nil
+	case "pgup":
+		st.scroll = max(0, st.scroll-5)
+		return nil
+	case "pgdown":
+		st.scroll += 5
+		return nil
+	case "enter":
+		if q.sent {
+			return nil
+		}
+		answer := strings.TrimSpace(st.editor.Value())
+		if answer == "" && st.opt >= 0 && st.opt < len(q.q.Options) {
+			answer = q.q.Options[st.opt].Label
+		}
+		if answer == "" {
+			m.notice = "Type an answer or pick an option."
+			return nil
+		}
+		q.sent = true
+		return answerCmd(m.sess, q.q.ID, answer)
+	case "up":
+		if st.editor.Empty() && len(q.q.Options) > 0 {
+			st.opt = max(0, st.opt-1)
+			return nil
+		}
+	case "down":
+		if st.editor.Empty() && len(q.q.Options) > 0 {
+			st.opt = min(len(q.q.Options)-1, st.opt+1)
+			return nil
+		}
+	}
+	if st.editor.Empty() && k.Type == tea.KeyRunes && len(k.Runes) == 1 && !k.Paste {
+		if n, err := strconv.Atoi(string(k.Runes)); err == nil && n >= 1 && n <= len(q.q.Options) {
+			st.opt = n - 1
+			return nil
+		}
+	}
+	if st.editor.HandleKey(k) && !st.editor.Empty() {
+		st.opt = -1
+	}
+	return nil
+}
+
+func (m *Model) keyInterrupt(k tea.KeyMsg) tea.Cmd {
+	st := m.interrupt
+	switch k.String() {
+	case "esc":
+		m.interrupt = nil
+		return nil
+	case "tab":
+		if st.kind == "inquiry" {
+			st.kind = "plan_modification"
+		} else {
+			st.kind = "inquiry"
+		}
+		return nil
+	case "pgup":
+		st.scroll = max(0, st.scroll-5)
+		return nil
+	case "pgdown":
+		st.scroll += 5
+		return nil
+	case "enter":
+		msg := strings.TrimSpace(st.editor.Value())
+		if msg == "" || !m.runLive() {
+			return nil
+		}
+		id, kind := m.live.id, st.kind
+		m.interrupt = nil
+		return controlCmd(kind, func() error { return m.sess.Interrupt(id, kind, msg) })
+	}
+	st.editor.HandleKey(k)
+	return nil
+}
+
+func (m *Model) keyTranscript(k tea.KeyMsg) tea.Cmd {
+	t := m.transcript
+	if t.searching {
+		switch k.String() {
+		case "esc":
+			t.searching = false
+		case "enter":
+			t.searching = false
+			t.query = t.search.Value()
+			if !t.find(t.top) {
+				t.note = "No match."
+			} else {
+				t.note = ""
+			}
+			t.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
+		default:
+			t.search.HandleKey(k)
+		}
+		return nil
+	}
+	h := m.overlayBodyH()
+	switch k.String() {
+	case "esc", "q", "t":
+		m.transcript = nil
+		return nil
+	case "/":
+		t.searching = true
+		t.search.Reset()
+		return nil
+	case "n":
+		if !t.find(t.top + 1) {
+			t.note = "No match."
+		}
+	case "down", "j":
+		t.scroll(1, m.md)
+	case "up", "k":
+		t.scroll(-1, m.md)
+	case "pgdown", " ":
+		t.scroll(h, m.md)
+	case "pgup":
+		t.scroll(-h, m.md)
+	case "home", "g":
+		t.top, t.topLine = 0, 0
+	case "end", "G":
+		t.top, t.topLine = max(0, len(t.entries)-1), 0
+	}
+	t.prepare(m.overlayWidth()-4, h, m.md)
+	return nil
+}
+
+func (m *Model) keyHistory(key string) (tea.Cmd, bool) {
+	h := &m.history
+	switch key {
+	case "up", "k":
+		h.sel = max(0, h.sel-1)
+		h.expanded = false
+	case "down", "j":
+		h.sel = min(max(0, len(h.rows)-1), h.sel+1)
+		h.expanded = false
+	case "enter":
+		h.expanded = !h.expanded
+		h.scroll = 0
+	case "pgdown":
+		h.scroll += 5
+	case "pgup":
+		h.scroll = max(0, h.scroll-5)
+	case "o":
+		if h.sel < len(h.rows) {
+			id := h.rows[h.sel].id
+			if m.live != nil && id == m.live.id {
+				m.backToLive()
+				m.screen = screenWatch
+				return nil, true
+			}
+			return replayRun(m.ws, id), true
+		}
+	case "esc":
+		m.screen = screenWatch
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// efforts are the effort tiers in selector order.
+func efforts() []string { return []string{"quick", "standard", "thorough"} }
+
+func (m *Model) keyCompose(k tea.KeyMsg) tea.Cmd {
+	c := &m.compose
+	if c.picking {
+		switch k.String() {
+		case "up", "k":
+			c.pickSel = max(0, c.pickSel-1)
+		case "down", "j":
+			c.pickSel = min(max(0, len(m.pickable())-1), c.pickSel+1)
+		case "enter":
+			rows := m.pickable()
+			if c.pickSel < len(rows) {
+				c.continueFrom = rows[c.pickSel].id
+			}
+			c.picking = false
+		case "esc":
+			c.picking = false
+		}
+		return nil
+	}
+	switch k.String() {
+	case "ctrl+s":
+		task := strings.TrimSpace(c.editor.Value())
+		if task == "" {
+			m.notice = "The task is empty."
+			return nil
+		}
+		return submitCmd(m.ctx, m.sess, runner.Submission{Task: task, Effort: c.effort, LogLevel: m.opts.LogLevel, ContinuesFrom: c.continueFrom})
+	case "ctrl+e":
+		es := efforts()
+		for i, e := range es {
+			if e == c.effort {
+				c.effort = es[(i+1)%len(es)]
+				return nil
+			}
+		}
+		c.effort = "standard"
+	case "ctrl+o":
+		c.picking, c.pickSel = true, 0
+		return loadHistory(m.ws)
+	case "ctrl+x":
+		c.continueFrom = ""
+	case "ctrl+d":
+		c.details = !c.details
+	case "pgdown":
+		c.scroll += 5
+	case "pgup":
+		c.scroll = max(0, c.scroll-5)
+	case "esc":
+		m.screen = screenWatch
+	case "enter":
+		c.editor.Newline()
+	default:
+		c.editor.HandleKey(k)
+	}
+	return nil
+}
+
+// pickable lists the finished runs a task may continue from.
+func (m *Model) pickable() []historyRow {
+	var out []historyRow
+	for _, r := range m.history.rows {
+		if r.meta != nil && store.Terminal(r.meta.Status) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// handleMouse: a click selects the flow node or sequence row under it.
+func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
+	if msg.Action != tea.MouseActionPress || m.screen != screenWatch || m.view == nil {
+		return nil
+	}
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		m.moveSelection("up")
+		return nil
+	case tea.MouseButtonWheelDown:
+		m.moveSelection("down")
+		return nil
+	case tea.MouseButtonLeft:
+	default:
+		return nil
+	}
+	row := msg.Y - 2 // top bar and banner
+	if row < 0 || row >= m.lay.bodyH {
+		return nil
+	}
+	if m.kind == viewSequence {
+		if row >= 1 {
+			m.seqSel, m.seqFollow = m.seqTop+row-1, false
+			m.clampSequence()
+		}
+		return nil
+	}
+	if pid := flowHit(m.view, m.res, m.lay.width, m.lay.bodyH, msg.X, row); pid != "" {
+		m.flowSel = pid
+	}
+	return nil
+}

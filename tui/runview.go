@@ -1,0 +1,255 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// runView is everything the console keeps about the run on screen: the
+// InteractionModel and small incremental indexes over it. Applying an event
+// is O(1) amortised, like render.Model.Apply.
+type runView struct {
+	id            string
+	task          string
+	effort        string
+	continuesFrom string
+	startedAt     time.Time
+	model         *render.Model
+
+	// flow index: per stack, per call depth, the participants called there
+	// in order of first call (depth 0 is the stack root).
+	lanes    map[string]*lane
+	laneList []string       // stack ids in push order
+	lastCall map[string]int // participant id → index of its latest call op
+	// seqCols are the sequence view's columns in order of first
+	// appearance: "human", then role names, "interrupt", and "tools" last.
+	seqCols  []string
+	seqIndex map[string]int
+	applied  int   // operations indexed so far
+	lastSeq  int64 // log line of the last persisted event applied
+
+	stream    stream
+	inquiries []inquiry
+	card      *event.RunStatusPayload // the terminal status, once the run ended
+	paused    *event.RunStatusPayload // paused or suspended, while it lasts
+	planDirty int                     // bumps on each write_plan result
+
+	// topBar caches render.TopBar (O(participants)) for the frame; refresh
+	// recomputes it once per batch of events, not per event or per frame.
+	topBar        []render.TypeSlot
+	topBarVersion int64
+}
+
+// refresh recomputes the cached derivations after a batch of events.
+func (v *runView) refresh() {
+	if v == nil || (v.topBar != nil && v.topBarVersion == v.model.Version) {
+		return
+	}
+	v.topBar, v.topBarVersion = render.TopBar(v.model), v.model.Version
+}
+
+type lane struct {
+	cols [][]string
+	seen []map[string]bool
+}
+
+// inquiry is one operator interrupt and its answer.
+type inquiry struct {
+	kind     string // inquiry | plan_modification
+	message  string
+	answer   string
+	answered bool
+	dropped  string
+}
+
+// stream is the active role's reply as it streams in.
+type stream struct {
+	roleID string
+	text   []byte
+}
+
+const streamKeep = 4096
+
+func newRunView(id string) *runView {
+	return &runView{
+		id: id, model: render.NewModel(),
+		lanes: map[string]*lane{}, lastCall: map[string]int{}, seqIndex: map[string]int{},
+	}
+}
+
+// apply folds one event into the view.
+func (v *runView) apply(e event.Event) {
+	switch e.Type {
+	case event.LLMDelta:
+		var p event.LLMDeltaPayload
+		if e.Decode(&p) == nil && p.Content != "" {
+			if v.stream.roleID != p.RoleID {
+				v.stream = stream{roleID: p.RoleID}
+			}
+			v.stream.text = append(v.stream.text, p.Content...)
+			if n := len(v.stream.text); n > 2*streamKeep {
+				v.stream.text = append([]byte(nil), v.stream.text[n-streamKeep:]...)
+			}
+		}
+		return
+	case event.RunStarted:
+		var p event.RunStartedPayload
+		if e.Decode(&p) == nil {
+			v.id, v.task, v.effort, v.continuesFrom, v.startedAt = p.RunID, p.Task, p.Effort, p.ContinuesFrom, e.Timestamp
+		}
+	case event.EffortSet:
+		var p event.EffortSetPayload
+		if e.Decode(&p) == nil {
+			v.effort = p.Effort
+		}
+	case event.LLMCallStart:
+		var p event.LLMCallStartPayload
+		if e.Decode(&p) == nil {
+			v.stream = stream{roleID: p.RoleID}
+		}
+	case event.RunStatus:
+		var p event.RunStatusPayload
+		if e.Decode(&p) == nil {
+			switch {
+			case store.Terminal(p.Status):
+				v.card, v.paused = &p, nil
+			case p.Status == store.StatusPaused || p.Status == store.StatusSuspended:
+				v.paused = &p
+			default:
+				v.paused = nil
+			}
+		}
+	case event.Interrupt:
+		var p event.InterruptPayload
+		if e.Decode(&p) == nil && p.Trigger == "inquiry" {
+			v.inquiries = append(v.inquiries, inquiry{kind: "inquiry", message: p.Message})
+		}
+	case event.InterruptResolved:
+		var p event.InterruptResolvedPayload
+		if e.Decode(&p) == nil && p.Trigger == "inquiry" {
+			for i := len(v.inquiries) - 1; i >= 0; i-- {
+				if v.inquiries[i].kind == "inquiry" && !v.inquiries[i].answered && v.inquiries[i].dropped == "" {
+					v.inquiries[i].answer, v.inquiries[i].answered = p.Summary, true
+					break
+				}
+			}
+		}
+	case event.InquiryDropped:
+		var p event.InquiryDroppedPayload
+		if e.Decode(&p) == nil {
+			v.inquiries = append(v.inquiries, inquiry{kind: "inquiry", message: p.Message, dropped: p.Reason})
+		}
+	case event.PlanModification:
+		var p event.PlanModificationPayload
+		if e.Decode(&p) == nil {
+			v.inquiries = append(v.inquiries, inquiry{kind: "plan_modification", message: p.Message})
+		}
+	case event.ToolResult:
+		var p event.ToolResultPayload
+		if e.Decode(&p) == nil && p.Tool == "write_plan" {
+			v.planDirty++
+		}
+	}
+	if e.Ephemeral {
+		return
+	}
+	v.lastSeq = e.Seq
+	v.model.Apply(e)
+	v.index()
+}
+
+// index takes in the operations Apply added.
+func (v *runView) index() {
+	m := v.model
+	for ; v.applied < len(m.Operations); v.applied++ {
+		op := m.Operations[v.applied]
+		for _, pid := range []string{op.Source, op.Destination} {
+			p, ok := m.Participant(pid)
+			if !ok {
+				continue
+			}
+			col := p.Role
+			if p.Kind == render.KindTool {
+				col = "tools"
+			}
+			if _, ok := v.seqIndex[col]; !ok {
+				v.seqIndex[col] = len(v.seqCols)
+				v.seqCols = append(v.seqCols, col)
+			}
+		}
+		if op.Kind != render.OpCall {
+			continue
+		}
+		v.lastCall[op.Destination] = v.applied
+		l := v.lanes[op.Stack]
+		if l == nil {
+			l = &lane{}
+			v.lanes[op.Stack] = l
+			v.laneList = append(v.laneList, op.Stack)
+		}
+		if st, ok := m.StackByID(op.Stack); ok {
+			l.add(0, st.Root)
+		}
+		l.add(op.Depth, op.Destination)
+	}
+	// Keep "tools" as the last column.
+	if i, ok := v.seqIndex["tools"]; ok && i != len(v.seqCols)-1 {
+		v.seqCols = append(append(v.seqCols[:i:i], v.seqCols[i+1:]...), "tools")
+		for j, c := range v.seqCols {
+			v.seqIndex[c] = j
+		}
+	}
+}
+
+func (l *lane) add(depth int, pid string) {
+	for len(l.cols) <= depth {
+		l.cols = append(l.cols, nil)
+		l.seen = append(l.seen, map[string]bool{})
+	}
+	if !l.seen[depth][pid] {
+		l.seen[depth][pid] = true
+		l.cols[depth] = append(l.cols[depth], pid)
+	}
+}
+
+// status is the run's status word.
+func (v *runView) status() string {
+	if v == nil || v.model.Status == "" {
+		return "idle"
+	}
+	if v.paused != nil {
+		return v.paused.Status
+	}
+	return v.model.Status
+}
+
+func (v *runView) live() bool {
+	return v != nil && v.id != "" && !store.Terminal(v.model.Status) && v.card == nil
+}
+
+// streamLines is the tail of the active role's streamed reply, sanitized.
+func (v *runView) streamLines(n int) []string {
+	if v == nil || len(v.stream.text) == 0 {
+		return nil
+	}
+	lines := strings.Split(render.Sanitize(string(v.stream.text)), "\n")
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" || len(out) > 0 {
+			out = append([]string{lines[i]}, out...)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,246 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// Session is what the console needs from a runner session: subscribe,
+// answer, interrupt, pause/resume/terminate and submit, plus the read-only
+// workspace records for History and replays. *runner.Session satisfies it;
+// a remote client over the HTTP API can stand in for it.
+type Session interface {
+	Subscribe(buffer int) ([]event.Event, *runner.Subscription)
+	Submit(ctx context.Context, sub runner.Submission) (string, error)
+	Active() (string, bool)
+	Answer(id, answer string) error
+	Questions() []runner.Question
+	Interrupt(runID, kind, message string) error
+	Pause(runID string) error
+	Resume(runID string) error
+	Terminate(runID string) error
+	Health() runner.HealthView
+	Workspace() store.Workspace
+}
+
+var _ Session = (*runner.Session)(nil)
+
+// Messages the commands below return to Update.
+type (
+	// eventsMsg carries one or more live events, in bus order.
+	eventsMsg struct{ events []event.Event }
+	// subClosedMsg reports that the subscription ended.
+	subClosedMsg struct{}
+	// questionsMsg lists the questions pending when the console started.
+	questionsMsg  struct{ questions []runner.Question }
+	answerDoneMsg struct {
+		id  string
+		err error
+	}
+	submitDoneMsg struct {
+		runID string
+		err   error
+	}
+	controlDoneMsg struct {
+		what string
+		err  error
+	}
+	healthMsg struct{ view runner.HealthView }
+	// historyMsg is the workspace's run list, newest first.
+	historyMsg struct {
+		rows []historyRow
+		err  error
+	}
+	// replayMsg is a past run read back from its log.
+	replayMsg struct {
+		runID string
+		meta  *store.Meta
+		run   *runView
+		err   error
+	}
+	planMsg struct {
+		runID string
+		text  string
+		err   error
+	}
+	transcriptMsg struct {
+		runID, roleID string
+		entries       []transcriptEntry
+		err           error
+	}
+	// resyncMsg is the live run rebuilt from its log after the
+	// subscription dropped events.
+	resyncMsg struct {
+		run *runView
+		err error
+	}
+	tickMsg       struct{}
+	healthTickMsg struct{}
+)
+
+// historyRow is one past run as History lists it.
+type historyRow struct {
+	id      string
+	meta    *store.Meta
+	summary string // summary.txt, else the task's first line
+	err     error
+}
+
+// waitEvents blocks for the next event and then drains what else is
+// already buffered, so a burst costs one update and one frame.
+func waitEvents(sub *runner.Subscription) tea.Cmd {
+	return func() tea.Msg {
+		var first event.Event
+		select {
+		case e, ok := <-sub.C:
+			if !ok {
+				return subClosedMsg{}
+			}
+			first = e
+		case <-sub.Done():
+			return subClosedMsg{}
+		}
+		out := []event.Event{first}
+		for len(out) < 512 {
+			select {
+			case e, ok := <-sub.C:
+				if !ok {
+					return eventsMsg{out}
+				}
+				out = append(out, e)
+			default:
+				return eventsMsg{out}
+			}
+		}
+		return eventsMsg{out}
+	}
+}
+
+func loadQuestions(s Session) tea.Cmd {
+	return func() tea.Msg { return questionsMsg{s.Questions()} }
+}
+
+func answerCmd(s Session, id, answer string) tea.Cmd {
+	return func() tea.Msg { return answerDoneMsg{id: id, err: s.Answer(id, answer)} }
+}
+
+func submitCmd(ctx context.Context, s Session, sub runner.Submission) tea.Cmd {
+	return func() tea.Msg {
+		id, err := s.Submit(ctx, sub)
+		return submitDoneMsg{runID: id, err: err}
+	}
+}
+
+func controlCmd(what string, fn func() error) tea.Cmd {
+	return func() tea.Msg { return controlDoneMsg{what: what, err: fn()} }
+}
+
+func healthCmd(s Session) tea.Cmd {
+	return func() tea.Msg { return healthMsg{s.Health()} }
+}
+
+func healthTick() tea.Cmd {
+	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return healthTickMsg{} })
+}
+
+func animTick() tea.Cmd {
+	return tea.Tick(150*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// loadHistory reads every run's meta and summary.
+func loadHistory(ws store.Workspace) tea.Cmd {
+	return func() tea.Msg {
+		ids, err := ws.ListRunIDs()
+		if err != nil {
+			return historyMsg{err: err}
+		}
+		rows := make([]historyRow, 0, len(ids))
+		for _, id := range ids {
+			r := historyRow{id: id}
+			r.meta, r.err = ws.ReadMeta(id)
+			r.summary = ws.ReadSummary(id)
+			if r.summary == "" && r.meta != nil {
+				r.summary = firstLine(r.meta.Task)
+			}
+			rows = append(rows, r)
+		}
+		return historyMsg{rows: rows}
+	}
+}
+
+// readRunEvents reads a run's log.jsonl into events.
+func readRunEvents(ws store.Workspace, runID string, fn func(event.Event)) error {
+	path, err := ws.LogPath(runID)
+	if err != nil {
+		return err
+	}
+	_, err = store.ReadLog(path, func(seq int64, rec []byte) error {
+		var e event.Event
+		if json.Unmarshal(rec, &e) != nil {
+			return nil
+		}
+		e.Seq = seq
+		fn(e)
+		return nil
+	})
+	return err
+}
+
+// replayRun rebuilds a past run from disk, off the update loop.
+func replayRun(ws store.Workspace, runID string) tea.Cmd {
+	return func() tea.Msg {
+		meta, merr := ws.ReadMeta(runID)
+		rv := newRunView(runID)
+		err := readRunEvents(ws, runID, rv.apply)
+		rv.refresh()
+		if err == nil && merr != nil {
+			err = merr
+		}
+		return replayMsg{runID: runID, meta: meta, run: rv, err: err}
+	}
+}
+
+// loadPlan reads a run's plan.md.
+func loadPlan(ws store.Workspace, runID string) tea.Cmd {
+	return func() tea.Msg {
+		dir, err := ws.RunDir(runID)
+		if err != nil {
+			return planMsg{runID: runID, err: err}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, store.PlanFile))
+		if errors.Is(err, os.ErrNotExist) {
+			return planMsg{runID: runID}
+		}
+		return planMsg{runID: runID, text: string(b), err: err}
+	}
+}
+
+// loadTranscript reads one role instance's messages from the run's log.
+func loadTranscript(ws store.Workspace, runID, roleID string) tea.Cmd {
+	return func() tea.Msg {
+		var t transcript
+		err := readRunEvents(ws, runID, func(e event.Event) { t.add(e, roleID) })
+		return transcriptMsg{runID: runID, roleID: roleID, entries: t.entries, err: err}
+	}
+}
+
+// resyncLive rebuilds the live run from its log: the bus drops ordinary
+// events for a subscriber that falls behind, and the log has them all.
+func resyncLive(ws store.Workspace, runID string) tea.Cmd {
+	return func() tea.Msg {
+		rv := newRunView(runID)
+		err := readRunEvents(ws, runID, rv.apply)
+		rv.refresh()
+		return resyncMsg{run: rv, err: err}
+	}
+}
