@@ -111,7 +111,7 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return usageErr(err)
 	}
 	_ = lock.SetRun(r.ID())
-	return followRun(ctx, cmd, rf, bus, broker, r.Execute)
+	return followRun(ctx, cmd, rf, bus, broker, r, r.Execute)
 }
 
 // headlessResume resumes a run from its checkpoint and prints it.
@@ -131,24 +131,58 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *se
 		return &exitCodeError{code: exitError, err: err}
 	}
 	_ = lock.SetRun(id)
-	return followRun(ctx, cmd, rf, bus, broker, r.ExecuteResumed)
+	return followRun(ctx, cmd, rf, bus, broker, r, r.ExecuteResumed)
 }
 
-// followRun executes a run while printing its events.
-func followRun(ctx context.Context, cmd *cobra.Command, rf *runFlags, bus *runner.Bus, broker *runner.Broker, exec func(context.Context) (runner.Outcome, error)) error {
+// windDownGrace is how long a signalled run gets to reach a safe end.
+const windDownGrace = 30 * time.Second
+
+// windDownNotice is the directive the entry role gets on SIGINT/SIGTERM.
+const windDownNotice = "Guildhall is shutting down. Do not start new work: bring the work to a resumable stopping point and call finish with a summary the operator can resume from."
+
+// followRun executes a run while printing its events. The first signal
+// sends the entry role a wind-down notice and gives it windDownGrace to
+// finish; then (or at a second signal) the run stops at its next safe
+// point, resumable.
+func followRun(ctx context.Context, cmd *cobra.Command, rf *runFlags, bus *runner.Bus, broker *runner.Broker, r *runner.Run, exec func(context.Context) (runner.Outcome, error)) error {
 	_, sub := bus.SubscribeLossless(256)
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
 		printEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, broker, cmd.InOrStdin())
 	}()
-	outcome, err := exec(ctx)
+	done := make(chan struct{})
+	go windDown(ctx, done, r, cmd.ErrOrStderr())
+	outcome, err := exec(context.Background())
+	close(done)
 	sub.Close()
 	<-printed
 	if err != nil {
 		return &exitCodeError{code: exitError, err: err}
 	}
 	return outcomeError(outcome)
+}
+
+func windDown(ctx context.Context, done <-chan struct{}, r *runner.Run, errOut io.Writer) {
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	fmt.Fprintf(errOut, "\nguildhall: winding down; the run gets %s to reach a resumable point (signal again to stop now)\n", windDownGrace)
+	_ = r.RequestInterrupt("notice", windDownNotice)
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(again)
+	t := time.NewTimer(windDownGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-again:
+		r.Stop()
+	case <-t.C:
+		r.Stop()
+	}
 }
 
 // outcomeError maps a run's outcome to the exit status.
