@@ -59,6 +59,20 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		// records cannot be set up.
 		return &exitCodeError{code: exitError, err: err}
 	}
+	// Reconcile the runs folder: the newest resumable run resumes under
+	// its id (when no new task was given), every other unfinished run is
+	// marked interrupted with the reason.
+	if rec, err := sess.Reconcile(); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(err.Error()))
+	} else if rec.Resumable != "" {
+		if task == "" {
+			if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
+			}
+		} else {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: run %s stopped before finishing; resume it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
+		}
+	}
 	opts := tui.Options{
 		Labels: labels, Effort: effort, Task: task, Continue: common.continues, LogLevel: common.logLevel,
 	}
