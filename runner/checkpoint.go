@@ -37,7 +37,7 @@ func (r *Run) checkpoint() {
 	if err != nil {
 		return
 	}
-	if err := store.WriteFileAtomic(filepath.Join(dir, store.StateFile), b, 0o644); err != nil && r.logErr == nil {
+	if err := store.ReplaceFile(filepath.Join(dir, store.StateFile), b, 0o644); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
 }

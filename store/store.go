@@ -29,6 +29,20 @@ const (
 // WriteFileAtomic replaces path with data: it writes a temp file beside it,
 // fsyncs it, renames it over path and fsyncs the directory.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, true)
+}
+
+// ReplaceFile replaces path with data atomically (temp file and rename) but
+// without fsync: a reader, or the next process after a kill -9, sees the
+// old or the new file whole, never a torn one. It is for records rewritten
+// every turn (the checkpoint), whose durability against power loss is not
+// worth an fsync per turn; the log, fsynced at every turn boundary, stays
+// the record of truth.
+func ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, false)
+}
+
+func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -46,10 +60,12 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		cleanup()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		cleanup()
-		return fmt.Errorf("sync %s: %w", path, err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			cleanup()
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		cleanup()
@@ -58,6 +74,9 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.Rename(tmpName, path); err != nil {
 		cleanup()
 		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	if !durable {
+		return nil
 	}
 	return syncDir(dir)
 }
