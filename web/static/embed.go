@@ -11,7 +11,7 @@ import (
 	"io/fs"
 )
 
-//go:embed vendor ts
+//go:embed vendor ts index.html css
 var files embed.FS
 
 // Files returns the embedded client tree, rooted at web/static: paths look

@@ -1,0 +1,358 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+type createRunBody struct {
+	Task          string `json:"task"`
+	Effort        string `json:"effort"`
+	LogLevel      string `json:"logLevel"`
+	ContinuesFrom string `json:"continuesFrom"`
+}
+
+func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) {
+	var in createRunBody
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	if strings.TrimSpace(in.Task) == "" || !validEffort(in.Effort) || !validLogLevel(in.LogLevel) {
+		writeError(w, http.StatusBadRequest, "invalid_body")
+		return
+	}
+	if in.ContinuesFrom != "" {
+		m, err := s.sess.Workspace().ReadMeta(in.ContinuesFrom)
+		if err != nil {
+			writeError(w, http.StatusNotFound, "unknown_run")
+			return
+		}
+		if !store.Terminal(m.Status) {
+			writeError(w, http.StatusConflict, "run_not_finished")
+			return
+		}
+	}
+	// The run outlives this request: it is the session's, not the client's.
+	id, err := s.sess.Submit(context.WithoutCancel(r.Context()), runner.Submission{Task: in.Task, Effort: in.Effort, LogLevel: in.LogLevel, ContinuesFrom: in.ContinuesFrom})
+	switch {
+	case errors.Is(err, runner.ErrRunInProgress):
+		writeError(w, http.StatusConflict, "run_in_progress")
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "submit_failed")
+	default:
+		writeJSON(w, http.StatusCreated, map[string]string{"runId": id})
+	}
+}
+
+// RunSummary is one row of GET /api/runs: the meta fields a list shows and
+// summary.txt (null when there is none).
+type RunSummary struct {
+	RunID         string            `json:"runId"`
+	Task          string            `json:"task"`
+	Effort        string            `json:"effort"`
+	Status        string            `json:"status"`
+	StartedAt     time.Time         `json:"startedAt"`
+	EndedAt       *time.Time        `json:"endedAt,omitempty"`
+	ContinuesFrom string            `json:"continuesFrom,omitempty"`
+	Summary       *string           `json:"summary"`
+	Result        *store.MetaResult `json:"result,omitempty"`
+	Error         *store.MetaError  `json:"error,omitempty"`
+	Active        bool              `json:"active"`
+}
+
+func (s *Server) summaryOf(m *store.Meta) RunSummary {
+	rs := RunSummary{RunID: m.RunID, Task: m.Task, Effort: m.Effort, Status: m.Status, StartedAt: m.StartedAt,
+		EndedAt: m.EndedAt, ContinuesFrom: m.ContinuesFrom, Result: m.Result, Error: m.Error}
+	if sum := s.sess.Workspace().ReadSummary(m.RunID); sum != "" {
+		rs.Summary = &sum
+	}
+	if id, ok := s.sess.Active(); ok && id == m.RunID {
+		rs.Active = true
+	}
+	return rs
+}
+
+// maxListedRuns bounds GET /api/runs.
+const maxListedRuns = 200
+
+func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
+	ws := s.sess.Workspace()
+	ids, err := ws.ListRunIDs()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal")
+		return
+	}
+	out := make([]RunSummary, 0, min(len(ids), maxListedRuns))
+	for _, id := range ids {
+		if len(out) == maxListedRuns {
+			break
+		}
+		m, err := ws.ReadMeta(id)
+		if err != nil {
+			continue
+		}
+		out = append(out, s.summaryOf(m))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": out})
+}
+
+// RoleView is one role instance with its status.
+type RoleView struct {
+	ID          string         `json:"id"`
+	Role        string         `json:"role"`
+	Status      string         `json:"status"` // running, or the outcome of its return
+	ErrorKind   string         `json:"errorKind,omitempty"`
+	Invocations int            `json:"invocations"`
+	Turns       int            `json:"turns"`
+	Metrics     render.Metrics `json:"metrics"`
+}
+
+// SuspensionView is what the pause card may show: the category and when.
+// The platform's message is category copy the client replaces with its own
+// fixed text, so it is not served.
+type SuspensionView struct {
+	Category    string    `json:"category"`
+	SuspendedAt time.Time `json:"suspendedAt"`
+}
+
+// RunView is GET /api/runs/:id.
+type RunView struct {
+	RunSummary
+	LogLevel          string             `json:"logLevel,omitempty"`
+	EntryRole         string             `json:"entryRole,omitempty"`
+	Suspension        *SuspensionView    `json:"suspension,omitempty"`
+	Roles             []RoleView         `json:"roles"`
+	RoleTree          []render.RoleNode  `json:"roleTree"`
+	RecentLog         []LogEntry         `json:"recentLog"`
+	CurrentActivity   string             `json:"currentActivity"`
+	Questions         []QuestionRecord   `json:"questions"`
+	Interrupts        []InterruptRecord  `json:"interrupts"`
+	PlanModifications []PlanModRecord    `json:"planModifications"`
+	InterruptPending  bool               `json:"interruptPending"`
+	Totals            render.CostSummary `json:"totals"`
+	FlowVersion       int64              `json:"flowVersion"`
+}
+
+func (s *Server) runView(runID string) (*RunView, int, string) {
+	m, err := s.sess.Workspace().ReadMeta(runID)
+	if err != nil {
+		return nil, http.StatusNotFound, "unknown_run"
+	}
+	v, err := s.views.get(runID)
+	if err != nil {
+		return nil, http.StatusNotFound, "unknown_run"
+	}
+	out := &RunView{RunSummary: s.summaryOf(m), LogLevel: m.LogLevel, EntryRole: m.EntryRole}
+	if m.Suspension != nil {
+		out.Suspension = &SuspensionView{Category: m.Suspension.Category, SuspendedAt: m.Suspension.SuspendedAt}
+	}
+	resolver := render.NewLabelResolver(s.labels, render.TierFriendly)
+	v.mu.Lock()
+	tree := render.RoleTree(v.model)
+	out.RoleTree = tree
+	out.Roles = []RoleView{}
+	var walk func([]render.RoleNode)
+	walk = func(nodes []render.RoleNode) {
+		for _, n := range nodes {
+			rv := RoleView{ID: n.ID, Role: n.Role, Status: n.Outcome, ErrorKind: n.ErrorKind, Metrics: n.Metrics}
+			if n.Open {
+				rv.Status = "running"
+			}
+			if p, ok := v.model.Participant(n.ID); ok {
+				rv.Invocations, rv.Turns = p.Invocations, p.Turns
+			}
+			out.Roles = append(out.Roles, rv)
+			walk(n.Children)
+		}
+	}
+	walk(tree)
+	if out.RoleTree == nil {
+		out.RoleTree = []render.RoleNode{}
+	}
+	out.RecentLog = v.facts.recentLog()
+	out.CurrentActivity = render.NowCaption(v.model, resolver)
+	out.Questions = append([]QuestionRecord{}, v.facts.questions...)
+	out.Interrupts = append([]InterruptRecord{}, v.facts.interrupts...)
+	out.PlanModifications = append([]PlanModRecord{}, v.facts.planMods...)
+	out.Totals = render.CostStrip(v.model)
+	out.FlowVersion = v.model.Version
+	v.mu.Unlock()
+	out.InterruptPending = s.sess.InterruptPending(runID)
+	return out, 0, ""
+}
+
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	view, status, code := s.runView(r.PathValue("id"))
+	if view == nil {
+		writeError(w, status, code)
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// latestRunID is the live run, else the newest run of the workspace.
+func (s *Server) latestRunID() (string, bool) {
+	if id, ok := s.sess.Active(); ok {
+		return id, true
+	}
+	if id := s.views.liveID(); id != "" {
+		return id, true
+	}
+	ids, err := s.sess.Workspace().ListRunIDs()
+	if err != nil || len(ids) == 0 {
+		return "", false
+	}
+	return ids[0], true
+}
+
+func (s *Server) handleLatestRun(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.latestRunID()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no_runs")
+		return
+	}
+	view, status, code := s.runView(id)
+	if view == nil {
+		writeError(w, status, code)
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+// Log paging bounds.
+const (
+	defaultLogLimit = 100
+	maxLogLimit     = 500
+)
+
+func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	path, err := s.sess.Workspace().LogPath(id)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "unknown_run")
+		return
+	}
+	offset, ok1 := queryInt(r, "offset", 0)
+	limit, ok2 := queryInt(r, "limit", defaultLogLimit)
+	if !ok1 || !ok2 || offset < 0 || limit < 1 || limit > maxLogLimit {
+		writeError(w, http.StatusBadRequest, "invalid_query")
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		if _, merr := s.sess.Workspace().ReadMeta(id); merr != nil {
+			writeError(w, http.StatusNotFound, "unknown_run")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"runId": id, "offset": offset, "events": []LogEntry{}, "total": 0})
+		return
+	}
+	events := []LogEntry{}
+	total := int64(0)
+	_, err = store.ReadLog(path, func(seq int64, rec []byte) error {
+		total = seq + 1
+		if seq < int64(offset) || len(events) >= limit {
+			return nil
+		}
+		var ev event.Event
+		if json.Unmarshal(rec, &ev) != nil {
+			return nil
+		}
+		ev.Seq = seq
+		events = append(events, LogEntry{Seq: seq, Timestamp: ev.Timestamp, Type: ev.Type, Payload: boundedPayload(ev)})
+		return nil
+	})
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runId": id, "offset": offset, "events": events, "total": total})
+}
+
+func queryInt(r *http.Request, name string, def int) (int, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}
+
+// maxPlanBytes bounds GET /api/runs/:id/plan.
+const maxPlanBytes = 64 << 10
+
+func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	dir, err := s.sess.Workspace().RunDir(id)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "unknown_run")
+		return
+	}
+	if _, err := s.sess.Workspace().ReadMeta(id); err != nil {
+		writeError(w, http.StatusNotFound, "unknown_run")
+		return
+	}
+	f, err := os.Open(filepath.Join(dir, store.PlanFile))
+	if errors.Is(err, os.ErrNotExist) {
+		writeJSON(w, http.StatusOK, map[string]any{"content": nil})
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal")
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, maxPlanBytes+1)
+	n, _ := io.ReadFull(f, buf)
+	content, cut := clip(string(buf[:n]), maxPlanBytes)
+	writeJSON(w, http.StatusOK, map[string]any{"content": content, "truncated": cut})
+}
+
+type interruptBody struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (s *Server) handleInterrupt(w http.ResponseWriter, r *http.Request) {
+	var in interruptBody
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	switch err := s.sess.Interrupt(r.PathValue("id"), in.Kind, in.Message); {
+	case errors.Is(err, runner.ErrInvalidKind), errors.Is(err, runner.ErrEmptyMessage):
+		writeError(w, http.StatusBadRequest, "invalid_body")
+	case errors.Is(err, runner.ErrRunNotActive):
+		writeError(w, http.StatusConflict, "run_not_active")
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "internal")
+	default:
+		writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
+	}
+}
+
+// handleControl serves pause, resume and terminate: 202 when the request
+// was taken, 409 when the run is not live (or, for resume, not paused).
+func (s *Server) handleControl(op func(runID string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch err := op(r.PathValue("id")); {
+		case errors.Is(err, runner.ErrRunNotActive):
+			writeError(w, http.StatusConflict, "run_not_active")
+		case err != nil:
+			writeError(w, http.StatusConflict, "not_paused")
+		default:
+			writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
+		}
+	}
+}

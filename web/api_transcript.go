@@ -1,0 +1,229 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// Transcript bounds: the newest messages are kept, each cut.
+const (
+	maxTranscriptMessages = 300
+	maxTranscriptContent  = 8000
+)
+
+// TranscriptMessage is one message of a role instance's conversation:
+// what was sent to the model (system, user), what it answered (assistant,
+// with its tool calls), and each tool result.
+type TranscriptMessage struct {
+	Kind       string               `json:"kind"` // sent, received, tool_result
+	Role       string               `json:"role"` // system, user, assistant, tool
+	Content    string               `json:"content"`
+	Truncated  bool                 `json:"truncated,omitempty"`
+	ToolCalls  []event.WireToolCall `json:"toolCalls,omitempty"`
+	Tool       string               `json:"tool,omitempty"`
+	ToolCallID string               `json:"toolCallId,omitempty"`
+	ResultKind string               `json:"resultKind,omitempty"`
+	At         time.Time            `json:"at"`
+}
+
+// Transcript is GET /api/runs/:id/transcript?roleId=….
+type Transcript struct {
+	RunID    string              `json:"runId"`
+	RoleID   string              `json:"roleId"`
+	Role     string              `json:"role"`
+	Messages []TranscriptMessage `json:"messages"`
+	// Omitted counts older messages left out.
+	Omitted int `json:"omitted"`
+}
+
+func cutContent(s string) (string, bool) {
+	out, cut := clip(s, maxTranscriptContent)
+	return out, cut
+}
+
+func (s *Server) handleTranscript(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	roleID := r.URL.Query().Get("roleId")
+	if roleID == "" {
+		writeError(w, http.StatusBadRequest, "invalid_query")
+		return
+	}
+	ws := s.sess.Workspace()
+	if _, err := ws.ReadMeta(id); err != nil {
+		writeError(w, http.StatusNotFound, "unknown_run")
+		return
+	}
+	path, _ := ws.LogPath(id)
+	t := Transcript{RunID: id, RoleID: roleID, Messages: []TranscriptMessage{}}
+	found := false
+	add := func(m TranscriptMessage) {
+		t.Messages = append(t.Messages, m)
+		if len(t.Messages) > 2*maxTranscriptMessages {
+			drop := len(t.Messages) - maxTranscriptMessages
+			t.Omitted += drop
+			t.Messages = append(t.Messages[:0], t.Messages[drop:]...)
+		}
+	}
+	_, err := store.ReadLog(path, func(seq int64, rec []byte) error {
+		var e event.Event
+		if json.Unmarshal(rec, &e) != nil {
+			return nil
+		}
+		switch e.Type {
+		case event.RoleStart:
+			var p event.RoleStartPayload
+			if e.Decode(&p) == nil && p.RoleID == roleID {
+				found, t.Role = true, p.Role
+			}
+		case event.LLMCall:
+			var p event.LLMCallPayload
+			if e.Decode(&p) != nil || p.RoleID != roleID {
+				return nil
+			}
+			found = true
+			for _, m := range p.Sent {
+				if m.Role == "tool" {
+					continue // the tool_result event carries it whole
+				}
+				c, cut := cutContent(m.Content)
+				add(TranscriptMessage{Kind: "sent", Role: m.Role, Content: c, Truncated: cut, ToolCalls: m.ToolCalls, At: e.Timestamp})
+			}
+			if p.Received != nil {
+				c, cut := cutContent(p.Received.Content)
+				add(TranscriptMessage{Kind: "received", Role: "assistant", Content: c, Truncated: cut, ToolCalls: p.Received.ToolCalls, At: e.Timestamp})
+			}
+		case event.ToolResult:
+			var p event.ToolResultPayload
+			if e.Decode(&p) != nil || p.RoleID != roleID {
+				return nil
+			}
+			c, cut := cutContent(string(p.Result))
+			add(TranscriptMessage{Kind: "tool_result", Role: "tool", Content: c, Truncated: cut, Tool: p.Tool,
+				ToolCallID: p.CallID, ResultKind: p.Kind, At: e.Timestamp})
+		}
+		return nil
+	})
+	if err != nil && !found {
+		writeError(w, http.StatusNotFound, "unknown_role")
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, "unknown_role")
+		return
+	}
+	if len(t.Messages) > maxTranscriptMessages {
+		drop := len(t.Messages) - maxTranscriptMessages
+		t.Omitted += drop
+		t.Messages = t.Messages[drop:]
+	}
+	for i := range t.Messages {
+		for j := range t.Messages[i].ToolCalls {
+			a, _ := cutContent(t.Messages[i].ToolCalls[j].Arguments)
+			t.Messages[i].ToolCalls[j].Arguments = a
+		}
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+// ThreadEntry is one turn of the human-facing thread.
+type ThreadEntry struct {
+	// Kind: human (a task), orchestrator (a run's result), question (an
+	// ask_human question), answer (the operator's answer), system (a
+	// platform marker; Text is a status word).
+	Kind   string    `json:"kind"`
+	RunID  string    `json:"runId"`
+	Text   string    `json:"text"`
+	Status string    `json:"status,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// Thread is GET /api/runs/:id/thread: the deterministic identity and the
+// human-facing thread of the run and the runs it continues. Tool traffic,
+// reasoning, provider detail and internal role turns never appear.
+type Thread struct {
+	RunID       string        `json:"runId"`
+	Title       string        `json:"title"`
+	LatestHuman string        `json:"latestHuman"`
+	Lineage     []string      `json:"lineage"` // oldest first, this run last
+	Entries     []ThreadEntry `json:"entries"`
+}
+
+// maxLineage bounds how far back a thread follows continuesFrom.
+const maxLineage = 10
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	out, cut := clip(s, 200)
+	if cut {
+		out += "…"
+	}
+	return out
+}
+
+func (s *Server) handleThread(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ws := s.sess.Workspace()
+	m, err := ws.ReadMeta(id)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "unknown_run")
+		return
+	}
+	chain := []*store.Meta{m}
+	for len(chain) < maxLineage && chain[0].ContinuesFrom != "" {
+		prior, err := ws.ReadMeta(chain[0].ContinuesFrom)
+		if err != nil {
+			break
+		}
+		chain = append([]*store.Meta{prior}, chain...)
+	}
+	th := Thread{RunID: id, Entries: []ThreadEntry{}}
+	for _, rm := range chain {
+		th.Lineage = append(th.Lineage, rm.RunID)
+		th.Entries = append(th.Entries, ThreadEntry{Kind: "human", RunID: rm.RunID, Text: clipText(rm.Task), At: rm.StartedAt})
+		th.LatestHuman = firstLine(rm.Task)
+		if v, err := s.views.get(rm.RunID); err == nil {
+			v.mu.Lock()
+			for _, q := range v.facts.questions {
+				th.Entries = append(th.Entries, ThreadEntry{Kind: "question", RunID: rm.RunID, Text: q.Question, At: q.AskedAt})
+				if q.Answered {
+					th.Entries = append(th.Entries, ThreadEntry{Kind: "answer", RunID: rm.RunID, Text: q.Answer, At: *q.AnsweredAt})
+				}
+			}
+			for _, st := range v.facts.statuses {
+				if !store.Terminal(st.Status) {
+					th.Entries = append(th.Entries, ThreadEntry{Kind: "system", RunID: rm.RunID, Status: st.Status, Text: st.Status, At: st.At})
+				}
+			}
+			v.mu.Unlock()
+		}
+		end := rm.StartedAt
+		if rm.EndedAt != nil {
+			end = *rm.EndedAt
+		}
+		switch {
+		case rm.Result != nil && strings.TrimSpace(rm.Result.Summary) != "":
+			th.Entries = append(th.Entries, ThreadEntry{Kind: "orchestrator", RunID: rm.RunID, Text: clipText(rm.Result.Summary), Status: rm.Status, At: end})
+		case rm.Error != nil && rm.Error.Message != "":
+			th.Entries = append(th.Entries, ThreadEntry{Kind: "orchestrator", RunID: rm.RunID, Text: clipText(rm.Error.Message), Status: rm.Status, At: end})
+		}
+		if store.Terminal(rm.Status) {
+			th.Entries = append(th.Entries, ThreadEntry{Kind: "system", RunID: rm.RunID, Status: rm.Status, Text: rm.Status, At: end})
+		}
+	}
+	sort.SliceStable(th.Entries, func(i, j int) bool { return th.Entries[i].At.Before(th.Entries[j].At) })
+	if sum := ws.ReadSummary(id); sum != "" {
+		th.Title = firstLine(sum)
+	} else {
+		th.Title = firstLine(m.Task)
+	}
+	writeJSON(w, http.StatusOK, th)
+}

@@ -1,0 +1,231 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/web"
+	"github.com/guildhall/guildhall/web/webtest"
+)
+
+// demoServer runs the scripted demo in-process, as `guildhall demo --web`
+// does, and serves it on loopback.
+func demoServer(t *testing.T, ctx context.Context) (*runner.Session, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := seed.CopyDemoWorkspace(dir); err != nil {
+		t.Fatal(err)
+	}
+	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := provider.ParseScript(seed.DemoScript())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := runner.DefaultDeployment()
+	d.FitToGuild(g)
+	d.Executor.InterruptTriggers = nil
+	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0.2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	srv, err := web.New(sess, g, "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := srv.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess, url
+}
+
+// TestBrowserWatchesAndAnswersTheDemo opens the console on the live demo
+// run in headless Chromium: the flow graph shows nodes, the demo's question
+// is answered in the browser's modal, and the result modal shows the
+// summary, all with no console error.
+func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
+	browser := webtest.Browser(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sess, url := demoServer(t, ctx)
+	if _, err := sess.Submit(ctx, runner.Submission{Task: seed.DemoTask()}); err != nil {
+		t.Fatal(err)
+	}
+
+	tab, cancelTab := chromedp.NewContext(browser)
+	defer cancelTab()
+	var mu sync.Mutex
+	var problems []string
+	consoleDone := make(chan struct{})
+	messages := chromedp.Console(tab)
+	go func() {
+		defer close(consoleDone)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == chromedp.ConsoleType("error") || m.Type == chromedp.ConsoleType("assert") {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line+1))
+				mu.Unlock()
+			}
+		}
+	}()
+
+	run, stop := context.WithTimeout(tab, 2*time.Minute) // a safety net, not an assertion
+	defer stop()
+	poll := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(run, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(problems, "\n"))
+		}
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(run, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return v
+	}
+
+	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	poll("flow graph nodes", `document.querySelectorAll(".flow-graph .graph-node").length >= 2`)
+	if got := eval(`document.querySelector(".flow-graph .graph-node--human .graph-node-label").textContent`); got == "" || got == "human" {
+		t.Errorf("root node label %q", got)
+	}
+
+	// Record when each operation first appears, then watch the sequence view.
+	eval(`(() => { window.__seen = {}; const mark = () => { for (const el of document.querySelectorAll("[data-operation]")) {
+	  const id = el.getAttribute("data-operation"); if (!(id in window.__seen)) window.__seen[id] = Date.now(); } };
+	  mark(); new MutationObserver(mark).observe(document.body, {subtree: true, childList: true, attributes: true}); return ""; })()`)
+	installed := time.Now()
+	if err := chromedp.Do(run, chromedp.Click(`//button[text()="Sequence"]`)); err != nil {
+		t.Fatal(err)
+	}
+	poll("sequence messages", `document.querySelectorAll(".sequence-diagram path.seq-message").length > 0`)
+
+	poll("the question modal", `document.querySelector(".question-modal .question-text") !== null`)
+	if got := eval(`document.querySelector(".question-modal .question-text").textContent`); !strings.Contains(got, "accented letters") {
+		t.Errorf("question text %q", got)
+	}
+	if got := eval(`(document.querySelector(".question-modal .question-context strong") || {}).textContent || ""`); got != "dropped" {
+		t.Errorf("the question's context is not rendered Markdown: strong=%q", got)
+	}
+	if got := eval(`String(document.querySelectorAll(".question-modal button.option").length)`); got != "3" {
+		t.Errorf("%s option buttons", got)
+	}
+	if err := chromedp.Do(run, chromedp.Click(`//button[contains(@class,"option")][.//span[text()="Only fix the failing tests"]]`)); err != nil {
+		t.Fatal(err)
+	}
+
+	poll("the result modal", `document.querySelector(".result-modal .result-summary h2") !== null`)
+	if got := eval(`document.querySelector(".result-modal .result-summary h2").textContent`); got != "Slug tests fixed" {
+		t.Errorf("summary heading %q", got)
+	}
+	if got := eval(`document.querySelector(".result-modal h2").textContent`); got != "Run finished" {
+		t.Errorf("result heading %q", got)
+	}
+	poll("the tab title", `document.title.startsWith("✓")`)
+	if got := eval(`document.querySelector(".question-modal") === null ? "gone" : "still there"`); got != "gone" {
+		t.Errorf("question modal is %s after answering", got)
+	}
+	if got := eval(`document.querySelector("#favicon").getAttribute("href")`); !strings.HasSuffix(got, "favicon-done.svg") {
+		t.Errorf("favicon %q", got)
+	}
+
+	// Hover an operation: the inspector shows its details as rendered Markdown.
+	if err := chromedp.Do(run, chromedp.Click(`//button[text()="Close"]`)); err != nil {
+		t.Fatal(err)
+	}
+	seenRaw := eval(`JSON.stringify(window.__seen)`)
+	// The page may still re-lay out (panels load); move away and back until
+	// the hover lands.
+	hovered := false
+	for attempt := 0; attempt < 20 && !hovered; attempt++ {
+		box, err := chromedp.Run(run, chromedp.Evaluate[[]float64](`(() => { const el = document.querySelector('.sequence-diagram rect[data-operation="op-1"]');
+		  el.scrollIntoView({block: "center"}); const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(run, chromedp.MouseEvent(chromedp.MouseMoved, 1, 1), chromedp.MouseEvent(chromedp.MouseMoved, box[0], box[1])); err != nil {
+			t.Fatal(err)
+		}
+		_, err = chromedp.Run(run, chromedp.Poll[bool](`(document.querySelector(".tooltip-card .md code") || {}).textContent === "slugify"`,
+			chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Second)))
+		hovered = err == nil
+	}
+	if !hovered {
+		t.Fatal("hovering the first operation never showed the inspector with the task's details")
+	}
+	if got := eval(`document.querySelector(".tooltip-card .tooltip-title").textContent`); got == "" {
+		t.Error("inspector without a title")
+	}
+	logLatency(t, url, seenRaw, installed)
+
+	cancelTab()
+	<-consoleDone
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("console: %s", p)
+	}
+}
+
+// logLatency reports how long after its event each operation appeared in the
+// page (event timestamp to first DOM appearance, both wall clocks of this
+// machine). It is a figure for the notes, not an assertion.
+func logLatency(t *testing.T, url, seenRaw string, after time.Time) {
+	var seen map[string]int64
+	if err := json.Unmarshal([]byte(seenRaw), &seen); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Get(url + "api/run/flow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var env render.Envelope
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || env.Model == nil {
+		t.Fatalf("flow: %v", err)
+	}
+	var lat []time.Duration
+	for _, op := range env.Model.Operations {
+		ms, ok := seen[op.ID]
+		if !ok || op.StartedAt.Before(after.Add(500*time.Millisecond)) {
+			continue
+		}
+		d := time.UnixMilli(ms).Sub(op.StartedAt)
+		if d > 200*time.Millisecond {
+			t.Logf("slow: %s %s %s→%s %v", op.ID, op.Kind, op.Source, op.Destination, d)
+		}
+		lat = append(lat, d)
+	}
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("event → operation on screen: %d operations, median %v, max %v", len(lat), lat[len(lat)/2], lat[len(lat)-1])
+}

@@ -1,0 +1,244 @@
+// Package web is Guildhall's browser companion: an HTTP server over one
+// runner session that serves the browser client (web/static) and a JSON API
+// of the same run the terminal shows.
+//
+// The server never sends pre-rendered HTML of agent content: every route
+// but the page itself answers JSON, and the client renders agent prose only
+// through its sanitized Markdown pipeline. It binds to loopback by default,
+// checks Host (DNS rebinding) and Origin (cross-site writes), caps request
+// bodies, and requires a per-process token when bound beyond loopback. See
+// docs/api.md for every route.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/render/labelset"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/web/assets"
+	"github.com/guildhall/guildhall/web/static"
+)
+
+// Session is what the server needs of a runner session; *runner.Session
+// satisfies it.
+type Session interface {
+	SubscribeLossless(buffer int) ([]event.Event, *runner.Subscription)
+	Submit(ctx context.Context, sub runner.Submission) (string, error)
+	Active() (string, bool)
+	Answer(id, answer string) error
+	Questions() []runner.Question
+	Interrupt(runID, kind, message string) error
+	InterruptPending(runID string) bool
+	Pause(runID string) error
+	Resume(runID string) error
+	Terminate(runID string) error
+	Health() runner.HealthView
+	Workspace() store.Workspace
+}
+
+var _ Session = (*runner.Session)(nil)
+
+// maxBody caps every request body.
+const maxBody = 1 << 20
+
+// Server is the browser companion of one session. Build it with New, then
+// Serve it (or mount Handler and call Start). It is safe for concurrent use.
+type Server struct {
+	sess    Session
+	guild   *runner.Guild
+	version string
+	labels  render.LabelSet
+	assets  *assets.Assets
+	files   fs.FS
+
+	views *viewCache
+	hub   *hub
+
+	startOnce sync.Once
+
+	mu    sync.Mutex
+	guard *guard // nil until bound: loopback names on any port pass
+}
+
+// New builds a server for sess running guild; version is the build version
+// /api/config reports. A guild whose visualization section does not parse
+// is an error.
+func New(sess Session, guild *runner.Guild, version string) (*Server, error) {
+	if sess == nil || guild == nil {
+		return nil, errors.New("web: a session and a guild are required")
+	}
+	labels, err := labelset.FromGuild(guild)
+	if err != nil {
+		return nil, fmt.Errorf("web: labels: %w", err)
+	}
+	files := static.Files()
+	return &Server{
+		sess: sess, guild: guild, version: version, labels: labels,
+		assets: assets.New(files), files: files,
+		views: newViewCache(sess.Workspace(), labels), hub: newHub(),
+	}, nil
+}
+
+// Start begins following the session's events (the live run's model and
+// the event stream) until ctx ends. Serve calls it; a caller that mounts
+// Handler itself must call it too. Later calls do nothing.
+func (s *Server) Start(ctx context.Context) {
+	s.startOnce.Do(func() {
+		backlog, sub := s.sess.SubscribeLossless(1024)
+		s.views.resetLive(backlog)
+		go s.follow(ctx, sub)
+	})
+}
+
+// follow applies every session event to the live model and tells the event
+// stream's clients about it. It never blocks on a client: the subscription
+// is lossless, so the run waits for this loop.
+func (s *Server) follow(ctx context.Context, sub *runner.Subscription) {
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			runID := s.views.applyLive(e)
+			s.hub.publish(noticeFor(e, runID))
+		}
+	}
+}
+
+// Serve listens on addr (host:port; loopback unless the host says
+// otherwise) and serves in the background until ctx ends. It returns the
+// URL to open — with the access token when bound beyond loopback — and
+// prints nothing itself.
+func (s *Server) Serve(ctx context.Context, addr string) (string, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("web: listen %s: %w", addr, err)
+	}
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on an open listener, which it owns from then on.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) (string, error) {
+	tcp, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		ln.Close()
+		return "", fmt.Errorf("web: listener address %v is not TCP", ln.Addr())
+	}
+	token := ""
+	if !tcp.IP.IsLoopback() {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			ln.Close()
+			return "", fmt.Errorf("web: token: %w", err)
+		}
+		token = hex.EncodeToString(b)
+	}
+	g := newGuard(tcp, token)
+	s.mu.Lock()
+	s.guard = g
+	s.mu.Unlock()
+	s.Start(ctx)
+
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	return g.url(), nil
+}
+
+// Handler is the server's whole HTTP surface behind its guard. Before the
+// server is bound, the guard accepts loopback host names on any port.
+func (s *Server) Handler() http.Handler {
+	mux := s.routes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		g := s.guard
+		s.mu.Unlock()
+		if g == nil {
+			g = unboundGuard
+		}
+		g.serve(w, r, mux)
+	})
+}
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.handleIndex)
+	mux.Handle("GET /static/", http.StripPrefix("/static", s.assets.Handler()))
+	mux.HandleFunc("GET /favicon.ico", s.handleFavicon)
+
+	mux.HandleFunc("GET /api/config", s.handleConfig)
+	mux.HandleFunc("GET /api/settings", s.handleGetSettings)
+	mux.HandleFunc("PUT /api/settings", s.handlePutSettings)
+	mux.HandleFunc("GET /api/health", s.handleHealth)
+
+	mux.HandleFunc("POST /api/runs", s.handleCreateRun)
+	mux.HandleFunc("GET /api/runs", s.handleListRuns)
+	mux.HandleFunc("GET /api/run", s.handleLatestRun)
+	mux.HandleFunc("GET /api/run/flow", s.handleLatestFlow)
+	mux.HandleFunc("GET /api/runs/{id}", s.handleRun)
+	mux.HandleFunc("GET /api/runs/{id}/log", s.handleLog)
+	mux.HandleFunc("GET /api/runs/{id}/transcript", s.handleTranscript)
+	mux.HandleFunc("GET /api/runs/{id}/flow", s.handleFlow)
+	mux.HandleFunc("GET /api/runs/{id}/plan", s.handlePlan)
+	mux.HandleFunc("GET /api/runs/{id}/thread", s.handleThread)
+	mux.HandleFunc("POST /api/runs/{id}/interrupt", s.handleInterrupt)
+	mux.HandleFunc("POST /api/runs/{id}/pause", s.handleControl(s.sess.Pause))
+	mux.HandleFunc("POST /api/runs/{id}/resume", s.handleControl(s.sess.Resume))
+	mux.HandleFunc("POST /api/runs/{id}/terminate", s.handleControl(s.sess.Terminate))
+
+	mux.HandleFunc("GET /api/questions", s.handleQuestions)
+	mux.HandleFunc("POST /api/answer", s.handleAnswer)
+	mux.HandleFunc("GET /api/events", s.handleEvents)
+
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found")
+	})
+	return mux
+}
+
+func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
+	page, err := fs.ReadFile(s.files, "index.html")
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", assets.ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+	_, _ = w.Write(page)
+}
+
+// handleFavicon answers the browser's automatic request; the client sets
+// its own state-reflecting icon from /static/.
+func (s *Server) handleFavicon(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/static/css/favicon-idle.svg", http.StatusFound)
+}

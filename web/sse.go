@@ -1,0 +1,174 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/guildhall/guildhall/runner/event"
+)
+
+// notice is one Server-Sent Events message. Name is the SSE event name:
+//
+//   - "event": a new log event {seq, type, runId}; the client then asks the
+//     flow endpoint for the delta since its version.
+//   - "delta": streamed reply text of the active role {runId, roleId,
+//     content} (ephemeral, never in the log).
+//   - "resync": the client missed notices and should refetch what it shows.
+//   - "hello": sent on connect {runId, active}.
+type notice struct {
+	name string
+	data []byte
+}
+
+type eventNotice struct {
+	Seq   int64      `json:"seq"`
+	Type  event.Type `json:"type"`
+	RunID string     `json:"runId"`
+}
+
+type deltaNotice struct {
+	RunID   string `json:"runId"`
+	RoleID  string `json:"roleId"`
+	Content string `json:"content"`
+}
+
+// noticeFor turns a session event into its notice; ok is false for events
+// the stream does not carry (reasoning-only deltas).
+func noticeFor(e event.Event, runID string) (notice, bool) {
+	if e.Type == event.LLMDelta {
+		var p event.LLMDeltaPayload
+		if e.Decode(&p) != nil || p.Content == "" {
+			return notice{}, false
+		}
+		b, _ := json.Marshal(deltaNotice{RunID: runID, RoleID: p.RoleID, Content: p.Content})
+		return notice{name: "delta", data: b}, true
+	}
+	b, _ := json.Marshal(eventNotice{Seq: e.Seq, Type: e.Type, RunID: runID})
+	return notice{name: "event", data: b}, true
+}
+
+// clientBuffer is each stream client's queue; a client that falls this far
+// behind loses notices and is told to resync.
+const clientBuffer = 256
+
+type sseClient struct {
+	ch     chan notice
+	mu     sync.Mutex
+	missed bool
+}
+
+// hub fans notices out to the stream's clients without ever blocking.
+type hub struct {
+	mu      sync.Mutex
+	clients map[*sseClient]struct{}
+}
+
+func newHub() *hub { return &hub{clients: map[*sseClient]struct{}{}} }
+
+func (h *hub) add() *sseClient {
+	c := &sseClient{ch: make(chan notice, clientBuffer)}
+	h.mu.Lock()
+	h.clients[c] = struct{}{}
+	h.mu.Unlock()
+	return c
+}
+
+func (h *hub) remove(c *sseClient) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	h.mu.Unlock()
+}
+
+func (h *hub) publish(n notice, ok bool) {
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		select {
+		case c.ch <- n:
+		default:
+			c.mu.Lock()
+			c.missed = true
+			c.mu.Unlock()
+		}
+	}
+}
+
+// keepAlive is how often an idle stream sends a comment, so proxies and
+// the browser keep the connection.
+const keepAlive = 15 * time.Second
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming_unsupported")
+		return
+	}
+	c := s.hub.add()
+	defer s.hub.remove(c)
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	active, isActive := s.sess.Active()
+	if !isActive {
+		active = s.views.liveID()
+	}
+	hello, _ := json.Marshal(map[string]any{"runId": active, "active": isActive})
+	if err := writeSSE(w, notice{name: "hello", data: hello}); err != nil {
+		return
+	}
+	flusher.Flush()
+
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case n := <-c.ch:
+			c.mu.Lock()
+			missed := c.missed
+			c.missed = false
+			c.mu.Unlock()
+			if missed {
+				if err := writeSSE(w, notice{name: "resync", data: []byte("{}")}); err != nil {
+					return
+				}
+			}
+			if err := writeSSE(w, n); err != nil {
+				return
+			}
+			// Drain what is queued before flushing once.
+			for drained := false; !drained; {
+				select {
+				case n := <-c.ch:
+					if err := writeSSE(w, n); err != nil {
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+		}
+		flusher.Flush()
+	}
+}
+
+// writeSSE writes one message. The data is compact JSON: one line.
+func writeSSE(w http.ResponseWriter, n notice) error {
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", n.name, n.data)
+	return err
+}

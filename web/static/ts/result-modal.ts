@@ -1,0 +1,90 @@
+// The result modal: a finished run's terminal result. The summary and the
+// surfaced error message are agent prose and render only through the
+// sanitized Markdown pipeline. Artifacts are paths shown as text. The
+// machine error kind is never shown; it reaches the operator only through
+// "copy raw", which puts the whole error (with its technical detail) on the
+// clipboard as JSON. The technical detail is also shown collapsed, as a
+// <pre> text node. The framing line, heading and status are fixed or
+// machine text. The modal is an overlay over the run view only.
+
+import { h, type VNode } from "./hyperapp.js";
+import { prose } from "./prose.js";
+
+export interface RunError {
+  kind: string;
+  message?: string;
+  detail?: unknown;
+}
+
+export interface RunResult {
+  status: string;
+  summary: string;
+  artifacts?: string[];
+  error?: RunError;
+}
+
+export interface ResultModalProps {
+  runLabel: string;
+  status: string;
+  result?: RunResult | null;
+  error?: RunError | null;
+  copied: boolean;
+  onClose: unknown;
+  onCopyRaw: (raw: string) => unknown;
+}
+
+/** Fixed, trusted framing line shown above an error. */
+export const ERROR_FRAMING = "The run stopped before finishing. This is what it reported; the technical details below are for troubleshooting.";
+
+const HEADINGS: Record<string, string> = {
+  success: "Run finished",
+  error: "Run stopped with an error",
+  needs_clarification: "The run needs clarification",
+  interrupted: "Run interrupted",
+};
+
+/** rawError is the JSON "copy raw" places on the clipboard. */
+export function rawError(err: RunError): string {
+  return JSON.stringify(err, null, 2);
+}
+
+function detailText(detail: unknown): string {
+  if (typeof detail === "string") {
+    return detail;
+  }
+  return JSON.stringify(detail, null, 2);
+}
+
+export function renderResultModal(p: ResultModalProps): VNode {
+  const err = p.error ?? p.result?.error ?? null;
+  const summary = p.result?.summary ?? "";
+  const artifacts = p.result?.artifacts ?? [];
+  return h("div", { class: "stage-modal result-modal", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-heading" }, [
+    h("div", { class: "modal-card" }, [
+      h("div", { class: "modal-runlabel" }, "Run " + p.runLabel),
+      h("h2", { id: "result-heading" }, HEADINGS[p.status] ?? "Run ended"),
+      h("div", { class: "result-status status status--" + p.status }, p.status),
+      summary.trim() !== "" ? h("section", { class: "result-summary" }, [prose(summary, "md")]) : null,
+      artifacts.length > 0
+        ? h("section", { class: "result-artifacts" }, [
+          h("div", { class: "section-label" }, "Artifacts"),
+          h("ul", {}, artifacts.map((a) => h("li", { class: "artifact" }, a))),
+        ])
+        : null,
+      err !== null
+        ? h("section", { class: "result-error" }, [
+          h("p", { class: "framing" }, ERROR_FRAMING),
+          err.message ? prose(err.message, "md error-message") : null,
+          err.detail !== undefined && err.detail !== null
+            ? h("details", { class: "technical" }, [
+              h("summary", {}, "Technical details"),
+              h("pre", {}, detailText(err.detail)),
+            ])
+            : null,
+          h("button", { type: "button", class: "copy-raw", onclick: p.onCopyRaw(rawError(err)) }, p.copied ? "Copied" : "Copy raw"),
+        ])
+        : null,
+      h("div", { class: "modal-actions" }, [h("button", { type: "button", class: "primary", onclick: p.onClose }, "Close")]),
+    ]),
+  ]);
+}

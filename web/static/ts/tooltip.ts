@@ -1,0 +1,210 @@
+// The run-view inspector: pure derivations of a hovered target into
+// {title, sections}, and the card that renders them.
+//
+// Sections are rendered by kind: "json" as pretty-printed <pre> text,
+// "markdown" (agent prose: details, summaries, questions) through the shared
+// sanitized pipeline with a Copy Markdown button that copies the source
+// verbatim, and "text" (scalars: status words, counts, times) as text. No
+// section reaches the DOM as markup any other way.
+
+import { h, type Child, type VNode } from "./hyperapp.js";
+import { renderMarkdown } from "./markdown-render.js";
+import type { ModelState } from "./model.js";
+import { operationById, participantById, stackById } from "./model.js";
+import { compactCount, formatSeconds, type LabelResolver } from "./labels.js";
+
+export type SectionKind = "json" | "markdown" | "text";
+
+export interface TooltipSection {
+  label: string;
+  kind: SectionKind;
+  /** For json: the pretty-printed JSON; for markdown: the source; else the text. */
+  content: string;
+}
+
+export interface TooltipContent {
+  title: string;
+  sections: TooltipSection[];
+}
+
+/**
+ * formatTooltipContent turns one value into a section: an object or array
+ * (or a string that JSON.parse turns into one, as the executor stores tool
+ * arguments) becomes pretty-printed JSON; other strings are prose when
+ * prose is true, else text; numbers and booleans are text.
+ */
+export function formatTooltipContent(label: string, value: unknown, prose: boolean): TooltipSection {
+  if (typeof value === "string") {
+    const trimmed = value.trim();
+    if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+      try {
+        const parsed: unknown = JSON.parse(trimmed);
+        if (parsed !== null && typeof parsed === "object") {
+          return { label, kind: "json", content: JSON.stringify(parsed, null, 2) };
+        }
+      } catch {
+        // not JSON: prose or text below
+      }
+    }
+    return { label, kind: prose ? "markdown" : "text", content: value };
+  }
+  if (value !== null && typeof value === "object") {
+    return { label, kind: "json", content: JSON.stringify(value, null, 2) };
+  }
+  return { label, kind: "text", content: String(value) };
+}
+
+function formatTime(iso: string | null | undefined): string {
+  if (!iso) {
+    return "";
+  }
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+function metricsText(m: { tokens: number; cachedPromptTokens: number; elapsedSeconds: number }): string {
+  const parts = [compactCount(m.tokens) + " tokens"];
+  if (m.cachedPromptTokens > 0) {
+    parts.push(compactCount(m.cachedPromptTokens) + " cached");
+  }
+  parts.push(formatSeconds(m.elapsedSeconds));
+  return parts.join(" · ");
+}
+
+/**
+ * deriveOperationTooltip describes an operation: its resolved label, kind,
+ * status, times and counters as text, and its details (fetched separately
+ * with ?operation=ID) as Markdown. Null when the id is unknown.
+ */
+export function deriveOperationTooltip(m: ModelState, r: LabelResolver, opId: string, details?: string): TooltipContent | null {
+  const op = operationById(m, opId);
+  if (op === undefined) {
+    return null;
+  }
+  const src = participantById(m, op.source);
+  const dst = participantById(m, op.destination);
+  const title = src !== undefined && dst !== undefined ? r.operationLabel(op, src, dst) : op.kind;
+  const sections: TooltipSection[] = [];
+  let status: string = op.lifecycle === "in_flight" ? "in flight" : "settled";
+  if (op.outcome) {
+    status += " · " + op.outcome;
+  }
+  if (op.errorKind) {
+    status += " (" + op.errorKind + ")";
+  }
+  sections.push({ label: "Status", kind: "text", content: status });
+  if (src !== undefined && dst !== undefined) {
+    sections.push({ label: "From → to", kind: "text", content: r.participantLabel(src) + " → " + r.participantLabel(dst) });
+  }
+  const when = formatTime(op.startedAt) + (op.settledAt ? " → " + formatTime(op.settledAt) : "");
+  sections.push({ label: "Time", kind: "text", content: when });
+  if (op.kind === "call" && (op.metrics.tokens > 0 || op.metrics.elapsedSeconds > 0)) {
+    sections.push({ label: "Usage", kind: "text", content: metricsText(op.metrics) });
+  }
+  const stack = stackById(m, op.stack);
+  if (stack !== undefined && stack.id !== "main") {
+    sections.push({ label: "Stack", kind: "text", content: stack.id + (stack.trigger ? " (" + stack.trigger + ")" : "") });
+  }
+  if (details !== undefined && details !== "") {
+    sections.push(formatTooltipContent("Details", details, true));
+  } else if (op.hasDetails) {
+    sections.push({ label: "Details", kind: "text", content: "Loading…" });
+  }
+  return { title, sections };
+}
+
+/** deriveParticipantTooltip describes one lifeline: a role instance, a tool, the human. */
+export function deriveParticipantTooltip(m: ModelState, r: LabelResolver, participantId: string): TooltipContent | null {
+  const p = participantById(m, participantId);
+  if (p === undefined) {
+    return null;
+  }
+  const sections: TooltipSection[] = [{ label: "Kind", kind: "text", content: p.kind }];
+  if (p.kind === "role" || p.kind === "tool") {
+    sections.push({ label: p.kind === "role" ? "Role" : "Tool", kind: "text", content: p.role });
+  }
+  if (p.roleId) {
+    sections.push({ label: "Instance", kind: "text", content: p.roleId });
+  }
+  const desc = r.participantDescription(p);
+  if (desc !== "") {
+    sections.push({ label: "About", kind: "text", content: desc });
+  }
+  sections.push({ label: "Invocations", kind: "text", content: String(p.invocations) });
+  if (p.turns !== undefined && p.turns > 0) {
+    sections.push({ label: "Model turns", kind: "text", content: String(p.turns) });
+  }
+  sections.push({ label: "Total", kind: "text", content: metricsText(p.metrics) });
+  return { title: r.participantLabel(p), sections };
+}
+
+/** deriveRoleTooltip describes a role or tool type across its instances (the top bar). */
+export function deriveRoleTooltip(m: ModelState, r: LabelResolver, kind: "role" | "tool", role: string): TooltipContent | null {
+  const ps = m.participants.filter((p) => p.kind === kind && p.role === role);
+  if (ps.length === 0) {
+    return null;
+  }
+  const total = { tokens: 0, cachedPromptTokens: 0, elapsedSeconds: 0 };
+  let invocations = 0;
+  for (const p of ps) {
+    total.tokens += p.metrics.tokens;
+    total.cachedPromptTokens += p.metrics.cachedPromptTokens;
+    total.elapsedSeconds += p.metrics.elapsedSeconds;
+    invocations += p.invocations;
+  }
+  const sections: TooltipSection[] = [{ label: kind === "role" ? "Role" : "Tool", kind: "text", content: role }];
+  const desc = r.participantDescription({ kind, role });
+  if (desc !== "") {
+    sections.push({ label: "About", kind: "text", content: desc });
+  }
+  if (kind === "role") {
+    sections.push({ label: "Instances", kind: "text", content: String(ps.length) });
+  }
+  sections.push({ label: "Invocations", kind: "text", content: String(invocations) });
+  sections.push({ label: "Total", kind: "text", content: metricsText(total) });
+  return { title: r.roleLabel(kind, role), sections };
+}
+
+/** Where the card floats and what it shows. */
+export interface TooltipCard {
+  content: TooltipContent;
+  x: number;
+  y: number;
+}
+
+export interface TooltipHandlers {
+  onEnter: unknown;
+  onLeave: unknown;
+  onCopy: (source: string) => unknown;
+}
+
+function sectionBody(s: TooltipSection, on: TooltipHandlers): Child[] {
+  switch (s.kind) {
+    case "json":
+      return [h("pre", { class: "tooltip-json" }, s.content)];
+    case "markdown":
+      return [
+        h("div", { class: "md" }, renderMarkdown(s.content)),
+        h("button", { type: "button", class: "copy-md", onclick: on.onCopy(s.content) }, "Copy Markdown"),
+      ];
+    default:
+      return [h("span", { class: "tooltip-text" }, s.content)];
+  }
+}
+
+/** renderTooltip is the card: a fixed overlay the pointer may enter. */
+export function renderTooltip(card: TooltipCard, on: TooltipHandlers): VNode {
+  const left = Math.max(8, Math.min(card.x + 14, window.innerWidth - 440));
+  const top = Math.max(8, Math.min(card.y + 14, window.innerHeight - 120));
+  return h("div", {
+    class: "tooltip-card", role: "dialog", "aria-label": card.content.title,
+    style: { left: left + "px", top: top + "px" },
+    onmouseenter: on.onEnter, onmouseleave: on.onLeave,
+  }, [
+    h("div", { class: "tooltip-title" }, card.content.title),
+    ...card.content.sections.map((s) => h("section", { class: "tooltip-section tooltip-section--" + s.kind }, [
+      h("div", { class: "tooltip-label" }, s.label),
+      ...sectionBody(s, on),
+    ])),
+  ]);
+}
