@@ -276,6 +276,24 @@ func (s *Session) Terminate(runID string) error {
 	return nil
 }
 
+// WindDown sends the live run's entry role a marked wind-down directive,
+// applied at its next safe point.
+func (s *Session) WindDown(message string) error {
+	r, err := s.activeRun("")
+	if err != nil {
+		return err
+	}
+	return r.RequestInterrupt("notice", message)
+}
+
+// Stop cuts the live run short at its next safe point, leaving it
+// resumable; the session stays open.
+func (s *Session) Stop() {
+	if r, err := s.activeRun(""); err == nil {
+		r.Stop()
+	}
+}
+
 // Close stops a live run at its next safe point (leaving it resumable) and
 // releases the workspace.
 func (s *Session) Close() error {

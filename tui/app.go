@@ -33,6 +33,8 @@ type Options struct {
 	Output io.Writer
 	// Context bounds the runs the console submits.
 	Context context.Context
+	// Notice is shown once at start (the browser console's URL).
+	Notice string
 }
 
 type screen int
@@ -150,6 +152,7 @@ func New(s Session, opts Options) *Model {
 		summaries: map[string]string{},
 		health:    runner.HealthView{State: runner.HealthOK},
 	}
+	m.notice = opts.Notice
 	m.compose.effort = opts.Effort
 	if m.compose.effort == "" {
 		m.compose.effort = "standard"

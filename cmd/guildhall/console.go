@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,6 +77,15 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	opts := tui.Options{
 		Labels: labels, Effort: effort, Task: task, Continue: common.continues, LogLevel: common.logLevel,
+	}
+	if common.web != "" {
+		var url bytes.Buffer
+		if err := serveWeb(ctx, common, sess, s.guild, &url); err != nil {
+			sess.Close()
+			return err
+		}
+		opts.Notice = strings.TrimSpace(url.String())
+		fmt.Fprintln(cmd.ErrOrStderr(), opts.Notice)
 	}
 	runErr := tui.Run(ctx, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
 	// Closing stops a live run at its next safe point (resumable) and

@@ -91,6 +91,9 @@ it opens the console and submits the task at once.`,
 		newShowCmd(common),
 		newResumeCmd(common),
 		newCheckCmd(common),
+		newServeCmd(common),
+		newQueueCmd(common),
+		newSettingsCmd(common),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	return root

@@ -157,7 +157,7 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 			if err != nil {
 				return err
 			}
-			return headlessResume(ctx, cmd, rf, s, args[0])
+			return headlessResume(ctx, cmd, common, rf, s, args[0])
 		},
 	}
 	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")

@@ -20,6 +20,7 @@ import (
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/web"
 )
 
 type runFlags struct {
@@ -83,55 +84,69 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 	if err != nil {
 		return err
 	}
-	logLevel := common.logLevel
-	if logLevel == "" {
-		logLevel = ws.ReadSettings().LogLevel
-	}
 	if !rf.json {
 		for _, n := range s.notes {
 			fmt.Fprintln(errOut, "note:", render.SanitizeLine(n))
 		}
 	}
-	lock, err := ws.AcquireLock()
+	sess, err := openSession(s, rf.noInput)
 	if err != nil {
-		return &exitCodeError{code: exitError, err: err}
+		return err
 	}
-	defer lock.Release()
-	if rec, err := runner.Reconcile(ws, s.guild, time.Now()); err == nil && rec.Resumable != "" && !rf.json {
+	defer sess.Close()
+	if rec, err := sess.Reconcile(); err == nil && rec.Resumable != "" && !rf.json {
 		fmt.Fprintf(errOut, "note: run %s stopped before finishing; continue it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
 	}
-
-	bus, broker := runner.NewBus(), runner.NewBroker()
-	r, err := runner.Create(runner.Options{
-		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
-		Task: task, Effort: effort, LogLevel: logLevel, ContinuesFrom: common.continues,
-		Bus: bus, Broker: broker, NoInput: rf.noInput,
+	return followRun(ctx, cmd, common, rf, sess, s, func(ctx context.Context) error {
+		_, err := sess.Submit(ctx, runner.Submission{Task: task, Effort: effort, LogLevel: common.logLevel, ContinuesFrom: common.continues})
+		if err != nil {
+			return usageErr(err)
+		}
+		return nil
 	})
-	if err != nil {
-		return usageErr(err)
-	}
-	_ = lock.SetRun(r.ID())
-	return followRun(ctx, cmd, rf, bus, broker, r, r.Execute)
 }
 
 // headlessResume resumes a run from its checkpoint and prints it.
-func headlessResume(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup, id string) error {
-	ws := store.Workspace{Dir: s.workspace}
-	lock, err := ws.AcquireLock()
+func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, s *setup, id string) error {
+	sess, err := openSession(s, rf.noInput)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	return followRun(ctx, cmd, common, rf, sess, s, func(ctx context.Context) error {
+		if err := sess.ResumeCheckpoint(ctx, id); err != nil {
+			return &exitCodeError{code: exitError, err: err}
+		}
+		return nil
+	})
+}
+
+func openSession(s *setup, noInput bool) (*runner.Session, error) {
+	sess, err := runner.OpenSession(runner.SessionConfig{
+		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput,
+	})
+	if err != nil {
+		return nil, &exitCodeError{code: exitError, err: err}
+	}
+	return sess, nil
+}
+
+// serveWeb starts the browser companion on the session when --web is set
+// and prints its URL.
+func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, g *runner.Guild, errOut io.Writer) error {
+	if common.web == "" {
+		return nil
+	}
+	srv, err := web.New(sess, g, version)
 	if err != nil {
 		return &exitCodeError{code: exitError, err: err}
 	}
-	defer lock.Release()
-	bus, broker := runner.NewBus(), runner.NewBroker()
-	r, err := runner.Resume(runner.Options{
-		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
-		Bus: bus, Broker: broker, NoInput: rf.noInput,
-	}, id)
+	url, err := srv.Serve(ctx, common.web)
 	if err != nil {
-		return &exitCodeError{code: exitError, err: err}
+		return usageErr(fmt.Errorf("--web %s: %w", common.web, err))
 	}
-	_ = lock.SetRun(id)
-	return followRun(ctx, cmd, rf, bus, broker, r, r.ExecuteResumed)
+	fmt.Fprintln(errOut, "browser console:", url)
+	return nil
 }
 
 // windDownGrace is how long a signalled run gets to reach a safe end.
@@ -140,37 +155,54 @@ const windDownGrace = 30 * time.Second
 // windDownNotice is the directive the entry role gets on SIGINT/SIGTERM.
 const windDownNotice = "Guildhall is shutting down. Do not start new work: bring the work to a resumable stopping point and call finish with a summary the operator can resume from."
 
-// followRun executes a run while printing its events. The first signal
-// sends the entry role a wind-down notice and gives it windDownGrace to
-// finish; then (or at a second signal) the run stops at its next safe
-// point, resumable.
-func followRun(ctx context.Context, cmd *cobra.Command, rf *runFlags, bus *runner.Bus, broker *runner.Broker, r *runner.Run, exec func(context.Context) (runner.Outcome, error)) error {
-	_, sub := bus.SubscribeLossless(256)
+// followRun starts a run with start, prints its events (answering
+// questions from the terminal unless --no-input) and waits for it. The
+// first signal sends the entry role a wind-down notice and gives it
+// windDownGrace to finish; then (or at a second signal) the run stops at
+// its next safe point, resumable.
+func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, sess *runner.Session, s *setup, start func(context.Context) error) error {
+	_, sub := sess.SubscribeLossless(256)
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, broker, cmd.InOrStdin())
+		printEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin())
 	}()
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	finish := func(err error) error {
+		sub.Close()
+		<-printed
+		return err
+	}
+	if err := serveWeb(runCtx, common, sess, s.guild, cmd.ErrOrStderr()); err != nil {
+		return finish(err)
+	}
+	if err := start(runCtx); err != nil {
+		return finish(err)
+	}
 	done := make(chan struct{})
-	go windDown(ctx, done, r, cmd.ErrOrStderr())
-	outcome, err := exec(context.Background())
+	go windDown(ctx, done, sess, cmd.ErrOrStderr())
+	outcome, err := sess.Wait(context.Background())
 	close(done)
-	sub.Close()
-	<-printed
-	if err != nil {
+	if common.web != "" && ctx.Err() == nil {
+		// Browsers watching the run still need its last state and result.
+		fmt.Fprintln(cmd.ErrOrStderr(), "run finished; the browser console stays up until interrupted (Ctrl-C)")
+		<-ctx.Done()
+	}
+	if err := finish(err); err != nil {
 		return &exitCodeError{code: exitError, err: err}
 	}
 	return outcomeError(outcome)
 }
 
-func windDown(ctx context.Context, done <-chan struct{}, r *runner.Run, errOut io.Writer) {
+func windDown(ctx context.Context, done <-chan struct{}, sess *runner.Session, errOut io.Writer) {
 	select {
 	case <-done:
 		return
 	case <-ctx.Done():
 	}
 	fmt.Fprintf(errOut, "\nguildhall: winding down; the run gets %s to reach a resumable point (signal again to stop now)\n", windDownGrace)
-	_ = r.RequestInterrupt("notice", windDownNotice)
+	_ = sess.WindDown(windDownNotice)
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(again)
@@ -179,9 +211,9 @@ func windDown(ctx context.Context, done <-chan struct{}, r *runner.Run, errOut i
 	select {
 	case <-done:
 	case <-again:
-		r.Stop()
+		sess.Stop()
 	case <-t.C:
-		r.Stop()
+		sess.Stop()
 	}
 }
 
@@ -203,8 +235,8 @@ func outcomeError(o runner.Outcome) error {
 
 // printEvents prints events until the subscription closes, asking the
 // terminal for answers to questions when interactive.
-func printEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, broker *runner.Broker, in io.Reader) {
-	answers := newStdinAnswerer(in, out, broker)
+func printEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, answerer answerer, in io.Reader) {
+	answers := newStdinAnswerer(in, out, answerer)
 	for {
 		e, ok := next(sub)
 		if !ok {
@@ -246,15 +278,20 @@ func next(sub *runner.Subscription) (event.Event, bool) {
 	}
 }
 
+// answerer delivers an answer to a question (the session's broker).
+type answerer interface {
+	Answer(id, answer string) error
+}
+
 // stdinAnswerer reads answers from standard input in the background, so a
 // browser answer (with --web) can win while the terminal waits.
 type stdinAnswerer struct {
 	out    io.Writer
-	broker *runner.Broker
+	broker answerer
 	lines  chan string
 }
 
-func newStdinAnswerer(in io.Reader, out io.Writer, broker *runner.Broker) *stdinAnswerer {
+func newStdinAnswerer(in io.Reader, out io.Writer, broker answerer) *stdinAnswerer {
 	a := &stdinAnswerer{out: out, broker: broker, lines: make(chan string)}
 	go func() {
 		sc := bufio.NewScanner(in)

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/guildhall/guildhall/render"
+)
+
+func newServeCmd(common *commonFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the browser console only (no terminal UI)",
+		Long: `Serve the browser console on --web ADDR (default 127.0.0.1:8765) for this
+workspace until interrupted. Runs are submitted, watched and answered from
+the browser. On start the newest resumable run resumes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signalContext()
+			defer stop()
+			if common.web == "" {
+				common.web = "127.0.0.1:8765"
+			}
+			s, err := common.load(ctx)
+			if err != nil {
+				return err
+			}
+			sess, err := openSession(s, false)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			if rec, err := sess.Reconcile(); err == nil && rec.Resumable != "" {
+				if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
+				}
+			}
+			if err := serveWeb(ctx, common, sess, s.guild, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		},
+	}
+	return cmd
+}
