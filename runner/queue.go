@@ -1,0 +1,662 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// MaxBriefingRuns caps the runs a queue briefing lists.
+const MaxBriefingRuns = 20
+
+// BriefingHeader opens every queue briefing.
+const BriefingHeader = "[Queue briefing — runs that finished while this task waited]"
+
+// DefaultQueuePoll is how often an idle scheduler looks at queue.json for
+// items added by other processes (a CLI `guildhall queue add`).
+const DefaultQueuePoll = 5 * time.Second
+
+// SchedulerOptions tune a Scheduler. The zero value is usable.
+type SchedulerOptions struct {
+	// Poll is the slow poll of an idle scheduler (DefaultQueuePoll when 0).
+	Poll time.Duration
+	// OnDispatch is called when an item's run has started, OnSettle when an
+	// item left active (done, needs_input, error, or back to waiting). Both
+	// run on the scheduler's goroutine and must not block for long.
+	OnDispatch func(store.QueueItem)
+	OnSettle   func(store.QueueItem)
+}
+
+// Scheduler runs a workspace's queue through a Session, one run at a time:
+// whenever the session is idle it marks the head waiting item active,
+// submits it as a parking run with a briefing, waits for the outcome and
+// records it on the item. The web and terminal clients call its
+// passthroughs (Add, Edit, MoveTo, MoveBy, Cancel, Requeue, Answer, List,
+// Get) so that every change wakes it and reaches their Watch channels.
+//
+// Only one scheduler may drive a session; the workspace lock already keeps
+// other processes from running any, so they only edit queue.json.
+type Scheduler struct {
+	sess *Session
+	q    *store.Queue
+	opts SchedulerOptions
+	kick chan struct{}
+
+	mu       sync.Mutex
+	running  bool
+	done     chan struct{}
+	problem  error
+	watchers map[int]chan struct{}
+	nextW    int
+}
+
+// NewScheduler makes a scheduler for sess; Start or Drain runs it.
+func NewScheduler(sess *Session, opts SchedulerOptions) *Scheduler {
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultQueuePoll
+	}
+	return &Scheduler{
+		sess: sess, q: sess.Workspace().Queue(), opts: opts,
+		kick: make(chan struct{}, 1), watchers: map[int]chan struct{}{},
+	}
+}
+
+// Queue is the store queue the scheduler runs.
+func (s *Scheduler) Queue() *store.Queue { return s.q }
+
+// Start recovers items a crash left active, then runs the queue in the
+// background until ctx ends. Runs are started with ctx: cancelling it
+// stops a live queued run at its next safe point, resumable, and its item
+// stays active until the next start resumes it. A recovery error is
+// returned, but the loop runs regardless (it retries on every idle step).
+func (s *Scheduler) Start(ctx context.Context) error {
+	if err := s.claim(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.done = done
+	s.mu.Unlock()
+	rerr := s.Recover(ctx)
+	go func() {
+		defer close(done)
+		defer s.release()
+		s.loop(ctx)
+	}()
+	return rerr
+}
+
+// Done is closed when a started scheduler's loop has ended (nil before
+// Start).
+func (s *Scheduler) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
+
+// Drain recovers, then processes the queue in the caller's goroutine until
+// no item waits and no run is live (headless `guildhall queue run`).
+func (s *Scheduler) Drain(ctx context.Context) error {
+	if err := s.claim(); err != nil {
+		return err
+	}
+	defer s.release()
+	if err := s.Recover(ctx); err != nil {
+		return err
+	}
+	for {
+		progressed, err := s.step(ctx)
+		s.notify()
+		if err != nil {
+			return err
+		}
+		if !progressed {
+			return nil
+		}
+	}
+}
+
+func (s *Scheduler) claim() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return errors.New("the queue scheduler is already running")
+	}
+	s.running = true
+	return nil
+}
+
+func (s *Scheduler) release() {
+	s.mu.Lock()
+	s.running = false
+	s.mu.Unlock()
+}
+
+// Kick wakes the scheduler to look at the queue now.
+func (s *Scheduler) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Problem is the error of the scheduler's last step (a malformed
+// queue.json, say), nil when it went well.
+func (s *Scheduler) Problem() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.problem
+}
+
+// Watch returns a channel that receives a (coalesced) signal whenever the
+// queue changed through this scheduler, and a function to stop watching.
+// Changes made by other processes show up on the scheduler's slow poll.
+func (s *Scheduler) Watch() (<-chan struct{}, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextW
+	s.nextW++
+	ch := make(chan struct{}, 1)
+	s.watchers[id] = ch
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.watchers, id)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Scheduler) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.watchers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// changed notifies watchers and, when wake is set, the loop.
+func (s *Scheduler) changed(wake bool) {
+	s.notify()
+	if wake {
+		s.Kick()
+	}
+}
+
+// List returns the queue's items in order.
+func (s *Scheduler) List() ([]store.QueueItem, error) { return s.q.List() }
+
+// Get returns one item.
+func (s *Scheduler) Get(id string) (store.QueueItem, error) { return s.q.Get(id) }
+
+// Add queues a task at the tail and wakes the scheduler.
+func (s *Scheduler) Add(ctx context.Context, spec store.QueueSpec) (store.QueueItem, error) {
+	it, err := s.q.Add(ctx, spec)
+	if err == nil {
+		s.changed(true)
+	}
+	return it, err
+}
+
+// Edit changes a waiting item's task or effort.
+func (s *Scheduler) Edit(ctx context.Context, id string, e store.QueueEdit) (store.QueueItem, error) {
+	it, err := s.q.Edit(ctx, id, e)
+	if err == nil {
+		s.changed(false)
+	}
+	return it, err
+}
+
+// MoveTo moves a waiting item to a 0-based position among waiting items.
+func (s *Scheduler) MoveTo(ctx context.Context, id string, pos int) (store.QueueItem, error) {
+	it, err := s.q.MoveTo(ctx, id, pos)
+	if err == nil {
+		s.changed(false)
+	}
+	return it, err
+}
+
+// MoveBy moves a waiting item delta places (negative: towards the head).
+func (s *Scheduler) MoveBy(ctx context.Context, id string, delta int) (store.QueueItem, error) {
+	it, err := s.q.MoveBy(ctx, id, delta)
+	if err == nil {
+		s.changed(false)
+	}
+	return it, err
+}
+
+// Cancel cancels a waiting or needs_input item.
+func (s *Scheduler) Cancel(ctx context.Context, id string) (store.QueueItem, error) {
+	it, err := s.q.Cancel(ctx, id)
+	if err == nil {
+		s.changed(false)
+	}
+	return it, err
+}
+
+// Requeue returns a settled or needs_input item to the tail and wakes the
+// scheduler.
+func (s *Scheduler) Requeue(ctx context.Context, id string) (store.QueueItem, error) {
+	it, err := s.q.Requeue(ctx, id)
+	if err == nil {
+		s.changed(true)
+	}
+	return it, err
+}
+
+// Answer answers a needs_input item, returning it to the head of the
+// waiting items, and wakes the scheduler.
+func (s *Scheduler) Answer(ctx context.Context, id, answer string) (store.QueueItem, error) {
+	it, err := s.q.Answer(ctx, id, answer)
+	if err == nil {
+		s.changed(true)
+	}
+	return it, err
+}
+
+// SubmitOrQueue starts sub at once when the session is idle (an operator
+// is present: the run does not park), and otherwise queues it at the tail
+// instead of failing with ErrRunInProgress. Exactly one of runID and
+// queued is set on success.
+func (s *Scheduler) SubmitOrQueue(ctx context.Context, sub Submission) (runID string, queued *store.QueueItem, err error) {
+	if _, busy := s.sess.Active(); !busy {
+		runID, err = s.sess.Submit(ctx, sub)
+		if err == nil {
+			s.changed(false)
+			return runID, nil, nil
+		}
+		if !errors.Is(err, ErrRunInProgress) {
+			return "", nil, err
+		}
+	}
+	it, err := s.Add(ctx, store.QueueSpec{Task: sub.Task, Effort: sub.Effort, LogLevel: sub.LogLevel, ContinuesFrom: sub.ContinuesFrom})
+	if err != nil {
+		return "", nil, err
+	}
+	return "", &it, nil
+}
+
+func (s *Scheduler) loop(ctx context.Context) {
+	poll := time.NewTicker(s.opts.Poll)
+	defer poll.Stop()
+	for {
+		progressed, err := s.step(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		s.problem = err
+		s.mu.Unlock()
+		s.notify()
+		if progressed && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.kick:
+		case <-poll.C:
+		}
+	}
+}
+
+// step does one unit of work: wait out the live run and settle its item,
+// or repair stale active items, or dispatch the head waiting item and see
+// it through. progressed is false when there was nothing to do.
+func (s *Scheduler) step(ctx context.Context) (progressed bool, err error) {
+	if _, busy := s.sess.Active(); busy {
+		return true, s.waitAndSettle(ctx)
+	}
+	repaired, err := s.repair(ctx, nil)
+	if err != nil || repaired {
+		return repaired, err
+	}
+	item, ok, err := s.q.ClaimNext(ctx)
+	if err != nil || !ok {
+		return false, err
+	}
+	sub := Submission{
+		Task: item.DispatchTask(), Effort: item.Effort, LogLevel: item.LogLevel,
+		ContinuesFrom: item.ContinuesFrom, Briefing: QueueBriefing(s.sess.Workspace(), item), Park: true,
+	}
+	runID, err := s.sess.Submit(ctx, sub)
+	if errors.Is(err, ErrRunInProgress) {
+		// Someone started a run between the look and the submit: the item
+		// waits at the head for that run to end.
+		_, uerr := s.q.Unclaim(ctx, item.ID)
+		return true, uerr
+	}
+	if err != nil {
+		it, ferr := s.q.Finish(ctx, item.ID, store.QueueOutcome{RunStatus: store.StatusError, Error: "the run could not start: " + err.Error()})
+		if ferr == nil {
+			s.settled(it)
+		}
+		return true, ferr
+	}
+	it, err := s.q.MarkActive(ctx, item.ID, runID)
+	if err != nil {
+		return true, err
+	}
+	if s.opts.OnDispatch != nil {
+		s.opts.OnDispatch(it)
+	}
+	s.notify()
+	return true, s.waitAndSettle(ctx)
+}
+
+// waitAndSettle waits for the live run and records its outcome on the
+// item it belongs to, if any.
+func (s *Scheduler) waitAndSettle(ctx context.Context) error {
+	out, werr := s.sess.Wait(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if out.RunID == "" {
+		return werr
+	}
+	item, ok, err := s.itemOfRun(out.RunID)
+	if err != nil || !ok {
+		return err
+	}
+	if out.Stopped && werr == nil {
+		// Left resumable: the item stays active until its run resumes.
+		return nil
+	}
+	o := store.QueueOutcome{RunID: out.RunID, RunStatus: out.Status}
+	if werr != nil {
+		o.RunStatus, o.Error = store.StatusError, werr.Error()
+	}
+	if c := out.Card; c != nil {
+		o.Summary = c.Summary
+		if c.Error != nil && o.Error == "" {
+			o.Error = c.Error.Message
+		}
+	}
+	if out.Parked != nil {
+		o.Question = queueQuestion(*out.Parked)
+	}
+	it, err := s.q.Finish(ctx, item.ID, o)
+	if err != nil {
+		return err
+	}
+	s.settled(it)
+	return nil
+}
+
+func (s *Scheduler) settled(it store.QueueItem) {
+	if s.opts.OnSettle != nil {
+		s.opts.OnSettle(it)
+	}
+	s.notify()
+}
+
+func (s *Scheduler) itemOfRun(runID string) (store.QueueItem, bool, error) {
+	items, err := s.q.List()
+	if err != nil {
+		return store.QueueItem{}, false, err
+	}
+	for _, it := range items {
+		if it.Status == store.QueueActive && it.RunID == runID {
+			return it, true, nil
+		}
+	}
+	return store.QueueItem{}, false, nil
+}
+
+// Recover reconciles the workspace's runs (see Session.Reconcile) and then
+// the queue's active items with them: an item whose run finished is
+// settled from its meta.json; an item whose run died unresumable, or whose
+// dispatch was cut short before the run started, waits again at the head;
+// an item whose run can resume is resumed (when the session is idle) and
+// stays active.
+func (s *Scheduler) Recover(ctx context.Context) error {
+	rec, err := s.sess.Reconcile()
+	if err != nil {
+		return fmt.Errorf("reconcile runs: %w", err)
+	}
+	_, err = s.repair(ctx, &rec)
+	s.notify()
+	return err
+}
+
+// repair settles stale active items; rec is the startup reconciliation
+// (nil on the loop's idle checks). It reports whether it changed anything.
+func (s *Scheduler) repair(ctx context.Context, rec *Reconciliation) (bool, error) {
+	items, err := s.q.List()
+	if err != nil {
+		return false, err
+	}
+	ws := s.sess.Workspace()
+	changed := false
+	var errs []error
+	for _, it := range items {
+		if it.Status != store.QueueActive {
+			continue
+		}
+		live, busy := s.sess.Active()
+		if it.RunID == "" {
+			// The dispatch was cut short between marking the item active
+			// and recording its run: bind it to the run it started, if
+			// that run survived and is resumable, else run it again.
+			var candidates []string
+			if rec != nil && rec.Resumable != "" {
+				candidates = append(candidates, rec.Resumable)
+			}
+			if busy {
+				candidates = append(candidates, live)
+			}
+			for _, runID := range candidates {
+				if s.runClaimed(items, runID) {
+					continue
+				}
+				if m, err := ws.ReadMeta(runID); err == nil && m.Task == it.DispatchTask() {
+					bound, err := s.q.MarkActive(ctx, it.ID, runID)
+					if err != nil {
+						errs = append(errs, err)
+						break
+					}
+					it, items = bound, s.withItem(items, bound)
+					break
+				}
+			}
+			if it.RunID == "" {
+				errs = append(errs, s.unclaim(ctx, it.ID))
+				changed = true
+				continue
+			}
+		}
+		if busy && it.RunID == live {
+			continue
+		}
+		m, err := ws.ReadMeta(it.RunID)
+		if err != nil {
+			errs = append(errs, s.unclaim(ctx, it.ID))
+			changed = true
+			continue
+		}
+		switch {
+		case store.Terminal(m.Status) && m.Status == store.StatusInterrupted && m.Result == nil:
+			// The process running it died and the run could not resume:
+			// the task did not fail, so it runs again.
+			errs = append(errs, s.unclaim(ctx, it.ID))
+			changed = true
+		case store.Terminal(m.Status):
+			settled, err := s.q.Finish(ctx, it.ID, outcomeFromMeta(ws, m))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			s.settled(settled)
+			changed = true
+		case !busy:
+			if err := s.sess.ResumeCheckpoint(ctx, it.RunID); err != nil && !errors.Is(err, ErrRunInProgress) {
+				settled, ferr := s.q.Finish(ctx, it.ID, store.QueueOutcome{RunID: it.RunID, RunStatus: store.StatusError,
+					Error: "the run stopped before finishing and could not resume: " + err.Error()})
+				if ferr != nil {
+					errs = append(errs, ferr)
+					continue
+				}
+				s.settled(settled)
+			}
+			changed = true
+		}
+	}
+	return changed, errors.Join(errs...)
+}
+
+func (s *Scheduler) unclaim(ctx context.Context, id string) error {
+	it, err := s.q.Unclaim(ctx, id)
+	if err == nil {
+		s.settled(it)
+	}
+	return err
+}
+
+func (s *Scheduler) runClaimed(items []store.QueueItem, runID string) bool {
+	return slices.ContainsFunc(items, func(it store.QueueItem) bool { return it.RunID == runID })
+}
+
+func (s *Scheduler) withItem(items []store.QueueItem, it store.QueueItem) []store.QueueItem {
+	out := slices.Clone(items)
+	for i := range out {
+		if out[i].ID == it.ID {
+			out[i] = it
+		}
+	}
+	return out
+}
+
+// outcomeFromMeta is the outcome of a finished run read back from disk,
+// with a parked run's question recovered from its log.
+func outcomeFromMeta(ws store.Workspace, m *store.Meta) store.QueueOutcome {
+	o := store.QueueOutcome{RunID: m.RunID, RunStatus: m.Status}
+	if m.Result != nil {
+		o.Summary = m.Result.Summary
+		if m.Result.Error != nil {
+			o.Error = m.Result.Error.Message
+		}
+	}
+	if m.Error != nil && m.Error.Message != "" {
+		o.Error = m.Error.Message
+	}
+	if m.Status == store.StatusNeedsClarification {
+		o.Question = lastQuestion(ws, m.RunID)
+	}
+	return o
+}
+
+// lastQuestion is the last ask_human question in a run's log, nil if none.
+func lastQuestion(ws store.Workspace, runID string) *store.QueueQuestion {
+	path, err := ws.LogPath(runID)
+	if err != nil {
+		return nil
+	}
+	var q *store.QueueQuestion
+	_, _ = store.ReadLog(path, func(_ int64, rec []byte) error {
+		var e event.Event
+		if json.Unmarshal(rec, &e) != nil || e.Type != event.AskHuman {
+			return nil
+		}
+		var p event.AskHumanPayload
+		if e.Decode(&p) == nil {
+			q = queueQuestion(p)
+		}
+		return nil
+	})
+	return q
+}
+
+func queueQuestion(p event.AskHumanPayload) *store.QueueQuestion {
+	q := &store.QueueQuestion{ID: p.ID, Text: p.Question, Context: p.Context}
+	for _, o := range p.Options {
+		q.Options = append(q.Options, store.QueueOption{Label: o.Label, Description: o.Description})
+	}
+	return q
+}
+
+// QueueBriefing is the platform context a dispatched item's entry role
+// gets below its task: the runs that finished while the item waited (those
+// started after it was created, its own earlier attempts excepted), oldest
+// first, at most MaxBriefingRuns of them, each with its id, status, the
+// first line of its task and of its outcome. It is "" when none ran.
+func QueueBriefing(ws store.Workspace, item store.QueueItem) string {
+	ids, err := ws.ListRunIDs()
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	more := false
+	for _, id := range ids { // newest first
+		if slices.Contains(item.Runs, id) {
+			continue
+		}
+		m, err := ws.ReadMeta(id)
+		if err != nil {
+			continue
+		}
+		if m.StartedAt.Before(item.CreatedAt) {
+			break
+		}
+		if !store.Terminal(m.Status) {
+			continue
+		}
+		if len(lines) == MaxBriefingRuns {
+			more = true
+			break
+		}
+		lines = append(lines, briefingLine(m))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	slices.Reverse(lines)
+	var b strings.Builder
+	b.WriteString(BriefingHeader + "\n")
+	fmt.Fprintf(&b, "This task was queued at %s. These runs finished since then, oldest first. The workspace may have changed: check that the task still needs doing before you act.\n",
+		item.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	if more {
+		fmt.Fprintf(&b, "(Only the latest %d are listed.)\n", MaxBriefingRuns)
+	}
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func briefingLine(m *store.Meta) string {
+	line := fmt.Sprintf("- %s (%s): %s", m.RunID, m.Status, clipLine(m.Task, 100))
+	outcome := ""
+	if m.Result != nil {
+		outcome = m.Result.Summary
+	}
+	if m.Error != nil && m.Error.Message != "" && m.Status != store.StatusSuccess {
+		outcome = m.Error.Message
+	}
+	if o := clipLine(outcome, 140); o != "" {
+		line += " — " + o
+	}
+	return line
+}
+
+// clipLine is the first non-empty line of s, cut to n runes.
+func clipLine(s string, n int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			r := []rune(l)
+			if len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return l
+		}
+	}
+	return ""
+}
