@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,5 +228,60 @@ func TestRunsAndShow(t *testing.T) {
 	}
 	if !strings.Contains(list.stdout, "success") || !strings.Contains(show.stdout, "bold") || !strings.Contains(show.stdout, "a.txt") {
 		t.Fatalf("runs:\n%s\nshow:\n%s", list.stdout, show.stdout)
+	}
+}
+
+// TestRejectionsOverEachWireFormat drives runs against a fake that rejects
+// prompts above a size in each provider's own error format, with and
+// without the prompt size in the error: the backstop compacts and the run
+// finishes.
+func TestRejectionsOverEachWireFormat(t *testing.T) {
+	for _, prov := range []string{"openai", "openai-responses", "anthropic"} {
+		for _, report := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/reported=%v", prov, report), func(t *testing.T) {
+				f := fakellm.New()
+				defer f.Close()
+				var turns []fakellm.Reply
+				for i := 0; i < 6; i++ {
+					turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "read_file", Args: map[string]string{"path": "big.txt"}}}})
+				}
+				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "survived"}}}})
+				f.Queue("orchestrator", turns...)
+				f.MaxPromptChars, f.ReportTokens = 20000, report
+				ws := t.TempDir()
+				if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(strings.Repeat("word ", 1500)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				dep := filepath.Join(t.TempDir(), "deployment.json")
+				os.WriteFile(dep, []byte(`{"model": {"contextWindow": 4000, "generation": {"maxTokens": 500}}}`), 0o644)
+				base := f.BaseURL()
+				if prov == "anthropic" {
+					base = f.URL
+				}
+				res := runCLI(t, "", "run", "--workspace", ws, "--guild", testGuild, "--deployment", dep, "--provider", prov,
+					"--base-url", base, "--model", "fake-model", "--no-input", "Read it all")
+				if res.code != 0 {
+					t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+				}
+				_, evs := readRun(t, ws)
+				var rejected, compacted int
+				for _, e := range evs {
+					switch e.Type {
+					case event.ContextBudgetExceeded:
+						rejected++
+					case event.ContextCompacted:
+						compacted++
+					}
+				}
+				if rejected == 0 || compacted == 0 {
+					t.Fatalf("rejections %d, compactions %d; the fake's limit should have been hit", rejected, compacted)
+				}
+				for _, r := range f.RequestsFor("orchestrator") {
+					if !strings.Contains(string(r.Raw), "Read it all") {
+						t.Fatal("a compacted request lost the task")
+					}
+				}
+			})
+		}
 	}
 }
