@@ -180,3 +180,27 @@ func TestReconcile(t *testing.T) {
 		t.Fatal("a run without a valid checkpoint is not resumable, marker or not")
 	}
 }
+
+func TestSessionResumesAStoppedRunByID(t *testing.T) {
+	g := testGuild(t)
+	h := newHarness(t, g, resumeScript())
+	id := stopAt(t, h, "coder", 2)
+	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Guild: g, Deployment: h.opts.Deployment,
+		Provider: provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0), NoInput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.Resume("run-20000101-000000"); err == nil {
+		t.Fatal("an unknown run cannot be resumed")
+	}
+	if err := sess.Resume(id); err != nil {
+		t.Fatalf("resume by id: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := sess.Wait(ctx)
+	if err != nil || out.Status != "success" || out.RunID != id {
+		t.Fatalf("outcome %+v %v", out, err)
+	}
+}

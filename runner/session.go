@@ -170,6 +170,7 @@ func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Conte
 		s.active, s.outcome, s.err = nil, out, err
 		s.mu.Unlock()
 		_ = s.lock.SetRun("")
+		r.summarizeOutcome(ctx, out, err) // best effort, bounded (summary.go)
 		close(done)
 	}()
 }
@@ -253,9 +254,15 @@ func (s *Session) Pause(runID string) error {
 	return nil
 }
 
-// Resume resumes a paused live run.
+// Resume resumes a paused or suspended live run; a run that is not live
+// but resumable (stopped, crashed) is resumed from its checkpoint.
 func (s *Session) Resume(runID string) error {
 	r, err := s.activeRun(runID)
+	if errors.Is(err, ErrRunNotActive) && runID != "" {
+		if _, busy := s.Active(); !busy && Resumable(s.ws, runID, s.cfg.Guild) == nil {
+			return s.ResumeCheckpoint(context.Background(), runID)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -302,7 +309,9 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	if r != nil {
 		r.Stop()
-		<-done
+	}
+	if done != nil {
+		<-done // a finished run's summary writer included
 	}
 	return s.lock.Release()
 }
