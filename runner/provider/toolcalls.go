@@ -55,8 +55,6 @@ func (a *callAssembler) rekey(key string) *pendingCall {
 	return c
 }
 
-func (a *callAssembler) len() int { return len(a.calls) }
-
 // finish validates and returns the assembled calls. Empty arguments mean
 // "{}"; arguments that are a JSON string holding a JSON object (double
 // encoding, seen from some local servers) are unwrapped; anything that does

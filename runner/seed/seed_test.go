@@ -477,7 +477,6 @@ type simulation struct {
 	dir        string
 	testRuns   []int
 	questions  int
-	entryFinal string
 }
 
 func (s *simulation) run(role string, depth int) string {
