@@ -35,6 +35,14 @@ type Options struct {
 	Context context.Context
 	// Notice is shown once at start (the browser console's URL).
 	Notice string
+	// Summarize, when set, returns a run's generated thread title and
+	// description (runner.ThreadSummary with the session's provider); the
+	// task-identity header prefers them to the deterministic identity.
+	Summarize func(ctx context.Context, runID string) (title, description string, err error)
+	// Queue, when set, is the workspace's task queue (a *runner.Scheduler):
+	// it adds the Queue screen, and Compose (and Task) queue a task instead
+	// of failing while a run is live.
+	Queue Queue
 }
 
 type screen int
@@ -43,6 +51,7 @@ const (
 	screenWatch screen = iota
 	screenHistory
 	screenCompose
+	screenQueue
 )
 
 type viewKind int
@@ -65,8 +74,8 @@ func computeLayout(w, h int) layout {
 	if l.height >= 36 {
 		l.streamH = 4
 	}
-	// top bar, banner, stream header, caption, footer
-	l.bodyH = max(1, l.height-5-l.streamH)
+	// top bar, banner, identity header, stream header, caption, footer
+	l.bodyH = max(1, l.height-6-l.streamH)
 	return l
 }
 
@@ -123,6 +132,10 @@ type Model struct {
 
 	history historyState
 	compose composeState
+	queue   queueState
+
+	threads map[string]*threadInfo // per run id
+	drawer  *threadDrawer
 }
 
 type pendingQuestion struct {
@@ -173,7 +186,13 @@ func New(s Session, opts Options) *Model {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws)}
 	if m.opts.Task != "" {
-		cmds = append(cmds, submitCmd(m.ctx, m.sess, runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}))
+		cmds = append(cmds, m.submit(runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}))
+	}
+	if m.opts.Queue != nil {
+		cmds = append(cmds, m.queueRefreshCmd(), queueTick())
+	}
+	if m.live != nil {
+		cmds = append(cmds, m.refreshThread(m.live.id))
 	}
 	if c := m.maybeTick(); c != nil {
 		cmds = append(cmds, c)
@@ -309,6 +328,34 @@ func (m *Model) closeQuestion(id, source string) {
 
 // Update routes messages. It does no I/O: effects are commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	mm, cmd := m.update(msg)
+	m.sizeEditors()
+	return mm, cmd
+}
+
+// sizeEditors gives every open editor its size in the current layout, so
+// that views only draw them.
+func (m *Model) sizeEditors() {
+	inner := m.overlayWidth() - 4
+	m.compose.editor.SetSize(m.lay.width, min(10, max(3, (m.lay.height-3)/3)))
+	if len(m.questions) > 0 {
+		m.q.editor.SetSize(inner, 3)
+	}
+	if m.interrupt != nil {
+		m.interrupt.editor.SetSize(inner, 3)
+	}
+	if m.transcript != nil {
+		m.transcript.search.SetSize(inner-2, 1)
+	}
+	if a := m.queue.answer; a != nil {
+		a.editor.SetSize(inner, 3)
+	}
+	if e := m.queue.edit; e != nil {
+		e.editor.SetSize(inner, max(3, min(12, m.lay.height-10)))
+	}
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.lay = computeLayout(msg.Width, msg.Height)
@@ -326,6 +373,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.clampSequence()
 		if m.transcript != nil && m.transcript.loaded {
 			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
+		}
+		if threadEvents(msg.events) && m.live != nil {
+			cmds = append(cmds, m.refreshThread(m.live.id))
 		}
 		if d := m.sub.Dropped(); d > m.dropped && m.live != nil && m.live.id != "" {
 			m.dropped = d
@@ -384,11 +434,37 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.notice = "Not submitted: " + render.SanitizeLine(submitError(msg.err))
 			return m, nil
 		}
-		m.notice = "Submitted " + msg.runID + "."
 		m.compose.editor.Reset()
+		if msg.queued != nil {
+			// A run is live: the task waits in the queue.
+			m.notice = "Queued as " + render.SanitizeLine(msg.queued.ID) + ": it runs when the live run and the tasks before it are done."
+			m.screen = screenQueue
+			m.queue.selID = msg.queued.ID
+			return m, m.queueRefreshCmd()
+		}
+		m.notice = "Submitted " + render.SanitizeLine(msg.runID) + "."
 		m.screen = screenWatch
 		m.view, m.replayMeta = m.live, nil
 		return m, nil
+	case queueTickMsg:
+		return m, tea.Batch(m.queueRefreshCmd(), queueTick())
+	case queueMsg:
+		m.applyQueue(msg)
+		return m, nil
+	case queueOpMsg:
+		if msg.err != nil {
+			m.notice = render.SanitizeLine(queueError(msg.op, msg.id, msg.err))
+			if a := m.queue.answer; a != nil && a.id == msg.id {
+				a.sent = false
+			}
+		} else {
+			m.notice = render.SanitizeLine(queueDoneNotice(msg.op, msg.id, msg.item))
+			if a := m.queue.answer; a != nil && a.id == msg.id {
+				m.queue.answer = nil
+			}
+		}
+		m.queue.loading = true
+		return m, listQueue(m.opts.Queue)
 	case controlDoneMsg:
 		if msg.err != nil {
 			m.notice = msg.what + " failed: " + render.SanitizeLine(msg.err.Error())
@@ -413,6 +489,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.screen, m.flowSel, m.seqSel, m.seqTop, m.seqFollow = screenWatch, "", 0, 0, false
 		m.inspector, m.transcript, m.plan, m.showResult = nil, nil, nil, false
 		m.notice = "Replaying " + msg.runID + " from its log · b returns to the live run"
+		m.drawer = nil
+		return m, m.refreshThread(msg.runID)
+	case threadMsg:
+		return m, m.applyThread(msg)
+	case threadSummaryMsg:
+		m.applyThreadSummary(msg)
 		return m, nil
 	case planMsg:
 		if m.plan != nil && m.view != nil && msg.runID == m.view.id {
@@ -437,6 +519,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleKey(msg)
 	}
 	return m, nil
+}
+
+// submit starts a task, or queues it while a run is live when the console
+// has a queue.
+func (m *Model) submit(sub runner.Submission) tea.Cmd {
+	if m.opts.Queue != nil {
+		return submitOrQueueCmd(m.ctx, m.opts.Queue, sub)
+	}
+	return submitCmd(m.ctx, m.sess, sub)
 }
 
 // clampSequence keeps the sequence selection and window valid and, while

@@ -1,5 +1,7 @@
 // Package tui is Guildhall's terminal console: a Bubble Tea program with a
-// top bar and three screens (Watch, History, Compose), the flow graph and
+// top bar and its screens (Watch, History, Compose, and Queue when the
+// console has the task queue), the task-identity header and task-history
+// drawer, the flow graph and
 // the windowed sequence view of a run, the inspector and transcript, the
 // plan disclosure, and the question, result, interrupt and confirmation
 // modals.

@@ -2,245 +2,212 @@ package tui
 
 import (
 	"strings"
-	"unicode"
 
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/guildhall/guildhall/render"
 )
 
-// editor is a small multiline text editor: the Compose task, the question
-// modal's answer, the interrupt message and the transcript search. It is a
-// plain struct: the owner routes keys to HandleKey and draws Render.
+// editor is the console's text editor: the Compose task, the question
+// modals' answers, the interrupt message, the queue item editor and the
+// transcript search. It wraps bubbles' textarea, which does the editing,
+// soft wrapping and scrolling, and keeps the console's own rules around it:
+//
+//   - The owner routes keys to HandleKey and learns whether the editor used
+//     the key. Plain enter is left to the owner (it submits in most
+//     places); alt+enter (and ctrl+j) insert a newline in a multiline
+//     editor. The textarea's clipboard paste (ctrl+v) is off: it would read
+//     the clipboard of whatever machine the console runs on, and a
+//     terminal's bracketed paste already arrives as typed text.
+//   - Text is sanitized as it comes in (typed, pasted or set), with
+//     render.Sanitize: terminal control never enters the buffer, and
+//     bidirectional controls become their visible ⟪U+…⟫ form. What the
+//     textarea draws is therefore safe without a second pass.
+//   - The owner sizes the editor in Update (SetSize); Render draws it and
+//     changes nothing the next frame depends on.
+//
+// The zero editor is usable: the textarea is made on first use.
 type editor struct {
-	lines       [][]rune
-	row, col    int
 	placeholder string
 	singleLine  bool
+	ta          *textarea.Model
+}
+
+// model returns the textarea, making it on first use.
+func (e *editor) model() *textarea.Model {
+	if e.ta != nil {
+		return e.ta
+	}
+	ta := textarea.New()
+	ta.Prompt = "│ "
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.MaxWidth = 0
+	ta.EndOfBufferCharacter = ' '
+	ta.Placeholder = e.placeholder
+	plain := textarea.Style{
+		Base:        lipgloss.NewStyle(),
+		CursorLine:  lipgloss.NewStyle(),
+		EndOfBuffer: lipgloss.NewStyle(),
+		Placeholder: styleFaint.lip(),
+		Prompt:      lipgloss.NewStyle(),
+		Text:        lipgloss.NewStyle(),
+	}
+	ta.FocusedStyle, ta.BlurredStyle = plain, plain
+	ta.Cursor.SetMode(cursor.CursorStatic)
+	km := textarea.DefaultKeyMap
+	km.Paste = key.NewBinding(key.WithDisabled())
+	km.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	if e.singleLine {
+		km.InsertNewline = key.NewBinding(key.WithDisabled())
+		km.LineNext = key.NewBinding(key.WithDisabled())
+		km.LinePrevious = key.NewBinding(key.WithDisabled())
+	}
+	ta.KeyMap = km
+	ta.Focus()
+	ta.SetWidth(40)
+	ta.SetHeight(1)
+	e.ta = &ta
+	return e.ta
+}
+
+// clean sanitizes incoming text; a single-line editor gets spaces for
+// newlines and tabs.
+func (e *editor) clean(s string) string {
+	s = render.Sanitize(s)
+	if e.singleLine {
+		s = strings.NewReplacer("\n", " ", "\t", " ").Replace(s)
+	}
+	return s
 }
 
 // Value is the text.
 func (e *editor) Value() string {
-	parts := make([]string, len(e.lines))
-	for i, l := range e.lines {
-		parts[i] = string(l)
+	if e.ta == nil {
+		return ""
 	}
-	return strings.Join(parts, "\n")
+	return e.ta.Value()
 }
 
 // SetValue replaces the text and puts the cursor at its end.
-func (e *editor) SetValue(s string) {
-	e.lines = nil
-	for _, l := range strings.Split(s, "\n") {
-		e.lines = append(e.lines, []rune(l))
-	}
-	e.row = len(e.lines) - 1
-	e.col = len(e.lines[e.row])
-}
+func (e *editor) SetValue(s string) { e.model().SetValue(e.clean(s)) }
 
 // Reset empties the editor.
-func (e *editor) Reset() { e.lines, e.row, e.col = nil, 0, 0 }
+func (e *editor) Reset() {
+	if e.ta != nil {
+		e.ta.Reset()
+	}
+}
 
 // Empty reports whether there is no text.
 func (e *editor) Empty() bool { return strings.TrimSpace(e.Value()) == "" }
 
-func (e *editor) ensure() {
-	if len(e.lines) == 0 {
-		e.lines = [][]rune{{}}
-		e.row, e.col = 0, 0
-	}
-}
-
-// Insert types text at the cursor. Control characters other than newline
-// and tab are dropped; a single-line editor turns newlines into spaces.
-func (e *editor) Insert(rs []rune) {
-	e.ensure()
-	for _, r := range rs {
-		switch {
-		case r == '\r':
-			continue
-		case r == '\n':
-			if e.singleLine {
-				r = ' '
-			} else {
-				e.Newline()
-				continue
-			}
-		case r == '\t':
-		case unicode.IsControl(r):
-			continue
-		}
-		l := e.lines[e.row]
-		l = append(l[:e.col], append([]rune{r}, l[e.col:]...)...)
-		e.lines[e.row] = l
-		e.col++
-	}
-}
-
-// Newline splits the line at the cursor.
+// Newline splits the line at the cursor (no-op in a single-line editor).
 func (e *editor) Newline() {
-	e.ensure()
-	l := e.lines[e.row]
-	rest := append([]rune(nil), l[e.col:]...)
-	e.lines[e.row] = l[:e.col]
-	e.lines = append(e.lines[:e.row+1], append([][]rune{rest}, e.lines[e.row+1:]...)...)
-	e.row, e.col = e.row+1, 0
+	if e.singleLine {
+		return
+	}
+	e.update(tea.KeyMsg{Type: tea.KeyCtrlJ})
 }
 
-// HandleKey applies an editing key and reports whether it used it. Enter is
-// left to the owner (it submits in most places); alt+enter inserts a
-// newline in a multiline editor.
+// SetSize sizes the editor: width cells including its "│ " gutter, height
+// rows. Owners call it from Update when the layout changes.
+func (e *editor) SetSize(width, height int) {
+	ta := e.model()
+	width, height = max(4, width), max(1, height)
+	if ta.Width() != width-2 {
+		ta.SetWidth(width)
+	}
+	if ta.Height() != height {
+		ta.SetHeight(height)
+	}
+}
+
+func (e *editor) update(k tea.KeyMsg) {
+	ta := e.model()
+	*ta, _ = ta.Update(k)
+}
+
+// HandleKey applies an editing key and reports whether it used it.
 func (e *editor) HandleKey(k tea.KeyMsg) bool {
-	e.ensure()
+	ta := e.model()
 	switch k.Type {
 	case tea.KeyRunes, tea.KeySpace:
 		if k.Alt && !k.Paste {
+			// alt+letter: a word motion when the textarea binds it, else
+			// the owner's.
+			if key.Matches(k, e.bindings()...) {
+				e.update(k)
+				return true
+			}
 			return false
 		}
-		e.Insert(k.Runes)
-		if k.Type == tea.KeySpace && len(k.Runes) == 0 {
-			e.Insert([]rune{' '})
+		runes := k.Runes
+		if k.Type == tea.KeySpace && len(runes) == 0 {
+			runes = []rune{' '}
 		}
+		text := e.clean(string(runes))
+		if text == "" {
+			return true
+		}
+		e.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(text)})
+		return true
 	case tea.KeyEnter:
 		if k.Alt && !e.singleLine {
-			e.Newline()
+			e.update(k)
 			return true
 		}
 		return false
-	case tea.KeyCtrlJ:
-		if e.singleLine {
-			return false
-		}
-		e.Newline()
-	case tea.KeyBackspace, tea.KeyCtrlH:
-		if e.col > 0 {
-			l := e.lines[e.row]
-			e.lines[e.row] = append(l[:e.col-1], l[e.col:]...)
-			e.col--
-		} else if e.row > 0 {
-			prev := e.lines[e.row-1]
-			e.col = len(prev)
-			e.lines[e.row-1] = append(prev, e.lines[e.row]...)
-			e.lines = append(e.lines[:e.row], e.lines[e.row+1:]...)
-			e.row--
-		}
-	case tea.KeyDelete:
-		l := e.lines[e.row]
-		if e.col < len(l) {
-			e.lines[e.row] = append(l[:e.col], l[e.col+1:]...)
-		} else if e.row+1 < len(e.lines) {
-			e.lines[e.row] = append(l, e.lines[e.row+1]...)
-			e.lines = append(e.lines[:e.row+1], e.lines[e.row+2:]...)
-		}
-	case tea.KeyLeft:
-		if e.col > 0 {
-			e.col--
-		} else if e.row > 0 {
-			e.row--
-			e.col = len(e.lines[e.row])
-		}
-	case tea.KeyRight:
-		if e.col < len(e.lines[e.row]) {
-			e.col++
-		} else if e.row+1 < len(e.lines) {
-			e.row, e.col = e.row+1, 0
-		}
 	case tea.KeyUp:
-		if e.row == 0 {
+		// The first line leaves up to the owner (option pickers).
+		if e.singleLine || ta.Line() == 0 && ta.LineInfo().RowOffset == 0 {
 			return false
 		}
-		e.row--
-		e.col = min(e.col, len(e.lines[e.row]))
 	case tea.KeyDown:
-		if e.row+1 >= len(e.lines) {
+		li := ta.LineInfo()
+		if e.singleLine || ta.Line() == ta.LineCount()-1 && li.RowOffset >= li.Height-1 {
 			return false
 		}
-		e.row++
-		e.col = min(e.col, len(e.lines[e.row]))
-	case tea.KeyHome, tea.KeyCtrlA:
-		e.col = 0
-	case tea.KeyEnd, tea.KeyCtrlE:
-		e.col = len(e.lines[e.row])
-	case tea.KeyCtrlU:
-		e.lines[e.row] = e.lines[e.row][e.col:]
-		e.col = 0
-	case tea.KeyCtrlK:
-		e.lines[e.row] = e.lines[e.row][:e.col]
-	default:
+	}
+	if !key.Matches(k, e.bindings()...) {
 		return false
 	}
+	e.update(k)
 	return true
 }
 
-// Render draws the editor height rows tall, scrolled to keep the cursor in
-// view. Long lines wrap. The text is the operator's, but it may have been
-// pasted from anywhere, so it is sanitized like any other.
-func (e *editor) Render(width, height int, focused bool) []string {
-	if width < 4 {
-		width = 4
+// bindings are every editing key the textarea has.
+func (e *editor) bindings() []key.Binding {
+	km := e.model().KeyMap
+	return []key.Binding{
+		km.CharacterBackward, km.CharacterForward, km.DeleteAfterCursor, km.DeleteBeforeCursor,
+		km.DeleteCharacterBackward, km.DeleteCharacterForward, km.DeleteWordBackward, km.DeleteWordForward,
+		km.InsertNewline, km.LineEnd, km.LineNext, km.LinePrevious, km.LineStart, km.WordBackward,
+		km.WordForward, km.InputBegin, km.InputEnd, km.UppercaseWordForward, km.LowercaseWordForward,
+		km.CapitalizeWordForward, km.TransposeCharacterBackward,
 	}
-	if len(e.lines) == 0 || (len(e.lines) == 1 && len(e.lines[0]) == 0) {
-		out := []string{"│ " + styleFaint.Render(ansi.Truncate(e.placeholder, width-2, "…"))}
-		if focused {
-			out[0] = "│ " + styleCursor.Render(" ") + styleFaint.Render(ansi.Truncate(e.placeholder, width-3, "…"))
-		}
-		for len(out) < height {
-			out = append(out, "│")
-		}
-		return out
-	}
-	inner := width - 2
-	var rows []string
-	cursorRow := 0
-	for i, l := range e.lines {
-		// Wrap by rune count; the editor's text is sanitized per rune.
-		segs := wrapRunes(l, inner)
-		for j, seg := range segs {
-			start := j * inner
-			text := render.SanitizeLine(string(seg))
-			if focused && i == e.row && e.col >= start && (e.col < start+len(seg) || (e.col == start+len(seg) && j == len(segs)-1)) {
-				cursorRow = len(rows)
-				c := e.col - start
-				before := render.SanitizeLine(string(seg[:c]))
-				at, after := " ", ""
-				if c < len(seg) {
-					at = render.SanitizeLine(string(seg[c : c+1]))
-					after = render.SanitizeLine(string(seg[c+1:]))
-					if at == "" || at == "\t" {
-						at = " "
-					}
-				}
-				text = before + styleCursor.Render(at) + after
-			}
-			rows = append(rows, "│ "+text)
-		}
-	}
-	top := 0
-	if cursorRow >= height {
-		top = cursorRow - height + 1
-	}
-	rows = rows[top:]
-	if len(rows) > height {
-		rows = rows[:height]
-	}
-	for len(rows) < height {
-		rows = append(rows, "│")
-	}
-	return rows
 }
 
-func wrapRunes(l []rune, n int) [][]rune {
-	if n < 1 {
-		n = 1
+// Render draws the editor at the size SetSize gave it, with the cursor when
+// focused. It draws a copy, so the frame changes nothing in the editor.
+func (e *editor) Render(focused bool) []string {
+	if e.ta == nil {
+		// Never sized or typed into: the placeholder.
+		line := "│ " + styleFaint.Render(e.placeholder)
+		if focused {
+			line = "│ " + styleCursor.Render(" ") + styleFaint.Render(e.placeholder)
+		}
+		return []string{line}
 	}
-	if len(l) == 0 {
-		return [][]rune{{}}
+	ta := *e.ta
+	ta.Placeholder = e.placeholder
+	if !focused {
+		ta.Blur()
 	}
-	var out [][]rune
-	for len(l) > n {
-		out = append(out, l[:n])
-		l = l[n:]
-	}
-	return append(out, l)
+	return strings.Split(strings.TrimRight(ta.View(), "\n"), "\n")
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -9,10 +10,13 @@ import (
 	"github.com/guildhall/guildhall/render"
 )
 
-// The flow graph: a lane per live stack, columns by call depth. Column 0 is
-// the stack's root (the human, or an interrupt); each deeper column lists
-// the participants called at that depth, the open call chain on the lane's
-// first row so its edges run straight, siblings below it newest first.
+// The flow graph: a lane per live stack, each the stack's call tree laid
+// out left to right. Column 0 is the stack's root (the human, or an
+// interrupt); each node's callees sit in the next column, the first on the
+// node's own row and the rest below it, joined to their caller by a bracket
+// (├▶ └▶) so every edge starts at the caller that made the call. Among
+// siblings the one on the open call chain comes first, so the chain runs
+// straight along the top of its subtree; the others follow newest first.
 
 const (
 	flowEdgeW   = 4  // cells between two columns
@@ -21,28 +25,67 @@ const (
 	flowTopRows = 2  // rows of the type bar
 )
 
+// Connectors in the 4-cell gap before a node's column.
+const (
+	gapNone     = iota
+	gapStraight // " ──▶" the only child, on its caller's row
+	gapTee      // " ─┬▶" the first of several children
+	gapBranch   // "  ├▶" a later child with more below
+	gapLast     // "  └▶" the last child
+	gapPass     // "  │ " the bracket passing a subtree's rows
+)
+
+// flowCell is one drawn node.
+type flowCell struct {
+	key, pid string
+	lane     int
+	row, col int // lane row, shown column
+	parent   int // cell index of the caller, -1 when not drawn
+	child    int // cell index of the first callee drawn, -1 for none
+	// calls from the caller; calls ≥ 0 only for tool nodes (×N)
+	calls int
+}
+
 // flowLane is one laid-out lane.
 type flowLane struct {
 	stack   string
 	title   string
-	first   int        // index of the first column shown (earlier ones are collapsed)
-	cols    [][]string // participant ids per shown column, row order
-	chain   []bool     // per shown column: row 0 is on the open chain
-	more    []int      // per shown column: nodes not shown
+	first   int // depth of the first column shown (shallower ones collapsed)
 	widths  []int
 	rows    int
-	animCol int // shown column whose incoming chain edge animates, or -1
+	more    int     // nodes not drawn for want of rows
+	grid    [][]int // [row][col] cell index, -1 for none
+	gaps    [][]int // [row][col] connector before the column
+	animKey string  // node whose incoming edge marches, if any
 }
 
 // flowLayout is the flow view laid out for a size: what is drawn and the
-// selectable nodes in reading order.
+// selectable nodes in reading order (lane by lane, row by row).
 type flowLayout struct {
 	lanes []flowLane
-	nodes []string
+	cells []flowCell
+	nodes []string // node keys, in cell order
+}
+
+// cellOf finds a key's cell.
+func (fl flowLayout) cellOf(key string) int {
+	for i, c := range fl.cells {
+		if c.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// placed is a tree node placed on a lane row at a depth.
+type placed struct {
+	node, row, depth, parent int // parent: index into the placed list
+	gap                      int
 }
 
 // layoutFlow lays out the flow graph of v for width × height cells. Its cost
-// follows what is on screen, not the run's length.
+// follows what is on screen: each lane's tree is walked only as far as its
+// rows reach.
 func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLayout {
 	var fl flowLayout
 	if v == nil {
@@ -67,66 +110,52 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 		stacks = append(stacks[:1], stacks[2:]...)
 	}
 	per := avail / len(stacks)
+	active, hasActive := render.ActiveOperation(m)
 	for _, sid := range stacks {
 		l := v.lanes[sid]
 		st, _ := m.StackByID(sid)
-		lane := flowLane{stack: sid, title: laneTitle(st), animCol: -1}
-		chain := m.OpenCalls(sid)
-		chainAt := map[int]string{}
-		for _, op := range chain {
-			chainAt[op.Depth] = op.Destination
+		lane := flowLane{stack: sid, title: laneTitle(st)}
+		if l == nil || len(l.nodes) == 0 {
+			continue
 		}
-		if len(chain) > 0 {
-			chainAt[0] = chain[0].Source
+		// The open chain: its nodes go first among their siblings.
+		onChain := map[string]bool{}
+		for _, op := range m.OpenCalls(sid) {
+			onChain[flowKey(m, op.Source, op.Destination)] = true
 		}
-		// The active operation's edge animates when it is in flight.
-		activeDepth := -1
-		if op, ok := render.ActiveOperation(m); ok && op.Stack == sid && render.IsAnimated(m, op) && op.Kind == render.OpCall {
-			activeDepth = op.Depth
-			chainAt[op.Depth] = op.Destination
+		if hasActive && active.Stack == sid && active.Kind == render.OpCall && render.IsAnimated(m, active) {
+			lane.animKey = flowKey(m, active.Source, active.Destination)
+			onChain[lane.animKey] = true
 		}
 		rows := max(1, per-1)
-		var cols [][]string
-		var isChain []bool
-		var more []int
-		for d, all := range l.cols {
-			col := make([]string, 0, min(len(all), rows))
-			onChain := false
-			if pid, ok := chainAt[d]; ok {
-				col = append(col, pid)
-				onChain = true
-			}
-			for i := len(all) - 1; i >= 0 && len(col) < rows; i-- {
-				if !onChain || all[i] != col[0] {
-					col = append(col, all[i])
-				}
-			}
-			cols = append(cols, col)
-			isChain = append(isChain, onChain)
-			more = append(more, len(all)-len(col))
+		ps := placeTree(l, onChain, rows)
+		lane.more = len(l.nodes) - len(ps)
+		// Columns: depths 0..maxDepth; natural widths, capped; drop the
+		// shallowest columns while even the narrowest do not fit.
+		depths := 0
+		for _, p := range ps {
+			depths = max(depths, p.depth+1)
+			lane.rows = max(lane.rows, p.row+1)
 		}
-		// Widths: natural label widths, capped; drop leading columns while
-		// even the narrowest columns do not fit.
-		natural := make([]int, len(cols))
-		for c, col := range cols {
-			w := flowMinCol
-			for _, pid := range col {
-				w = max(w, ansi.StringWidth(nodeText(m, v, res, pid)))
-			}
-			natural[c] = min(w, flowMaxCol)
+		natural := make([]int, depths)
+		for d := range natural {
+			natural[d] = flowMinCol
+		}
+		for _, p := range ps {
+			n := l.nodes[p.node]
+			natural[p.depth] = max(natural[p.depth], min(flowMaxCol, ansi.StringWidth(nodeText(m, v, res, n.pid, n.calls))))
 		}
 		first := 0
-		for len(cols)-first > 1 && (len(cols)-first)*flowMinCol+(len(cols)-first-1)*flowEdgeW+2 > width {
+		for depths-first > 1 && (depths-first)*flowMinCol+(depths-first-1)*flowEdgeW+2 > width {
 			first++
 		}
-		shown := len(cols) - first
+		shown := depths - first
 		widths := append([]int(nil), natural[first:]...)
 		lead := 0
 		if first > 0 {
 			lead = 2
 		}
 		for total(widths)+(shown-1)*flowEdgeW+lead > width {
-			// Shrink the widest column by one.
 			wi := 0
 			for i := range widths {
 				if widths[i] > widths[wi] {
@@ -138,22 +167,130 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 			}
 			widths[wi]--
 		}
-		lane.first, lane.cols, lane.chain, lane.more, lane.widths = first, cols[first:], isChain[first:], more[first:], widths
-		for _, col := range lane.cols {
-			lane.rows = max(lane.rows, len(col))
+		lane.first, lane.widths = first, widths
+		lane.grid = make([][]int, lane.rows)
+		lane.gaps = make([][]int, lane.rows)
+		for r := range lane.grid {
+			lane.grid[r] = make([]int, shown)
+			lane.gaps[r] = make([]int, shown)
+			for c := range lane.grid[r] {
+				lane.grid[r][c] = -1
+			}
 		}
-		if activeDepth >= first {
-			lane.animCol = activeDepth - first
+		li := len(fl.lanes)
+		cellAt := make([]int, len(ps)) // placed index → cell index
+		for i, p := range ps {
+			cellAt[i] = -1
+			c := p.depth - first
+			if c < 0 {
+				continue
+			}
+			n := l.nodes[p.node]
+			parent := -1
+			if p.parent >= 0 {
+				parent = cellAt[p.parent]
+			}
+			calls := -1
+			if pp, ok := m.Participant(n.pid); ok && pp.Kind == render.KindTool {
+				calls = n.calls
+			}
+			cellAt[i] = len(fl.cells)
+			fl.cells = append(fl.cells, flowCell{key: n.key, pid: n.pid, lane: li, row: p.row, col: c, parent: parent, child: -1, calls: calls})
+			if parent >= 0 && fl.cells[parent].child < 0 {
+				fl.cells[parent].child = cellAt[i]
+			}
+			lane.grid[p.row][c] = cellAt[i]
+			if c > 0 {
+				lane.gaps[p.row][c] = p.gap
+			}
+		}
+		// The bracket between a child and its next sibling passes the
+		// rows of the child's subtree.
+		for i, p := range ps {
+			c := p.depth - first
+			if c <= 0 || (p.gap != gapTee && p.gap != gapBranch) {
+				continue
+			}
+			next := lane.rows
+			for j := i + 1; j < len(ps); j++ {
+				if ps[j].parent == p.parent {
+					next = ps[j].row
+					break
+				}
+			}
+			for r := p.row + 1; r < next; r++ {
+				lane.gaps[r][c] = gapPass
+			}
 		}
 		fl.lanes = append(fl.lanes, lane)
 	}
-	// Reading order for selection: lane by lane, column by column.
-	for _, lane := range fl.lanes {
-		for _, col := range lane.cols {
-			fl.nodes = append(fl.nodes, col...)
-		}
+	for _, c := range fl.cells {
+		fl.nodes = append(fl.nodes, c.key)
 	}
 	return fl
+}
+
+// placeTree places a lane's tree on at most rows rows, depth first: a
+// node's first child on its own row, each later child below the previous
+// child's subtree. Children on the open chain come first, then the rest
+// newest first. Nodes that do not fit are left out.
+func placeTree(l *lane, onChain map[string]bool, rows int) []placed {
+	ps := []placed{{node: 0, row: 0, depth: 0, parent: -1}}
+	next := 1 // first free row
+	var walk func(pi int)
+	walk = func(pi int) {
+		p := ps[pi]
+		kids := orderChildren(l, l.nodes[p.node].children, onChain)
+		var mine []int // placed indices of this node's children
+		for k, ci := range kids {
+			row := p.row
+			if k > 0 {
+				row = next
+			}
+			if row >= rows {
+				break
+			}
+			if k > 0 {
+				next++
+			}
+			ps = append(ps, placed{node: ci, row: row, depth: p.depth + 1, parent: pi})
+			mine = append(mine, len(ps)-1)
+			walk(len(ps) - 1)
+		}
+		for k, i := range mine {
+			switch {
+			case len(mine) == 1:
+				ps[i].gap = gapStraight
+			case k == 0:
+				ps[i].gap = gapTee
+			case k == len(mine)-1:
+				ps[i].gap = gapLast
+			default:
+				ps[i].gap = gapBranch
+			}
+		}
+	}
+	walk(0)
+	return ps
+}
+
+// orderChildren puts the open chain's child first, then the rest newest
+// first (by their latest call).
+func orderChildren(l *lane, kids []int, onChain map[string]bool) []int {
+	out := make([]int, 0, len(kids))
+	for i := len(kids) - 1; i >= 0; i-- {
+		if onChain[l.nodes[kids[i]].key] {
+			out = append(out, kids[i])
+		}
+	}
+	rest := make([]int, 0, len(kids))
+	for _, k := range kids {
+		if !onChain[l.nodes[k].key] {
+			rest = append(rest, k)
+		}
+	}
+	sort.SliceStable(rest, func(a, b int) bool { return l.nodes[rest[a]].last > l.nodes[rest[b]].last })
+	return append(out, rest...)
 }
 
 func total(ws []int) int {
@@ -182,8 +319,9 @@ func laneTitle(st render.Stack) string {
 }
 
 // nodeText is a node's plain text: glyph, guild label, invocation counter
-// and tokens.
-func nodeText(m *render.Model, v *runView, res *render.LabelResolver, pid string) string {
+// and tokens. A tool node counts the calls from its caller (calls); other
+// nodes their participant's invocations.
+func nodeText(m *render.Model, v *runView, res *render.LabelResolver, pid string, calls int) string {
 	p, ok := m.Participant(pid)
 	if !ok {
 		return "?"
@@ -191,7 +329,10 @@ func nodeText(m *render.Model, v *runView, res *render.LabelResolver, pid string
 	label := res.ParticipantLabel(p)
 	switch p.Kind {
 	case render.KindTool:
-		return fmt.Sprintf("⚙ %s ×%d", label, p.Invocations)
+		if calls < 0 {
+			calls = p.Invocations
+		}
+		return fmt.Sprintf("⚙ %s ×%d", label, calls)
 	case render.KindHuman, render.KindInterrupt:
 		return "◇ " + label
 	}
@@ -274,15 +415,19 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 	}
 	m := v.model
 	out := typeBar(v.topBar, res, width)
-	activeDest := ""
+	activeKey := ""
 	if op, ok := render.ActiveOperation(m); ok && !terminalStatus(m.Status) {
-		activeDest = op.Destination
+		activeKey = flowKey(m, op.Source, op.Destination)
 	}
 	for _, lane := range fl.lanes {
 		if len(out) >= height {
 			break
 		}
-		out = append(out, styleFaint.Render("── "+lane.title+" "+strings.Repeat("─", max(0, width-5-ansi.StringWidth(lane.title)))))
+		title := lane.title
+		if lane.more > 0 {
+			title += fmt.Sprintf(" · +%d more", lane.more)
+		}
+		out = append(out, styleFaint.Render("── "+title+" "+strings.Repeat("─", max(0, width-5-ansi.StringWidth(title)))))
 		for r := 0; r < lane.rows && len(out) < height; r++ {
 			var b strings.Builder
 			if lane.first > 0 {
@@ -292,25 +437,21 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 					b.WriteString("  ")
 				}
 			}
-			for c, col := range lane.cols {
+			for c, w := range lane.widths {
+				ci := lane.grid[r][c]
 				if c > 0 {
-					b.WriteString(flowEdge(lane, c, r, len(col), phase))
+					b.WriteString(flowEdge(fl, lane, ci, lane.gaps[r][c], phase))
 				}
-				w := lane.widths[c]
-				if r >= len(col) {
-					if r == len(col) && lane.more[c] > 0 {
-						b.WriteString(fit(styleFaint.Render(fmt.Sprintf("  +%d more", lane.more[c])), w))
-					} else {
-						b.WriteString(strings.Repeat(" ", w))
-					}
+				if ci < 0 {
+					b.WriteString(strings.Repeat(" ", w))
 					continue
 				}
-				pid := col[r]
-				text := fit(nodeText(m, v, res, pid), w)
+				cell := fl.cells[ci]
+				text := fit(nodeText(m, v, res, cell.pid, cell.calls), w)
 				switch {
-				case pid == sel:
+				case cell.key == sel:
 					text = styleSelected.Render(text)
-				case pid == activeDest && r == 0 && lane.chain[c]:
+				case cell.key == activeKey:
 					if phase%2 == 0 {
 						text = styleActive.Render(text)
 					} else {
@@ -319,7 +460,7 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 				}
 				b.WriteString(text)
 			}
-			out = append(out, clip(b.String(), width))
+			out = append(out, clip(strings.TrimRight(b.String(), " "), width))
 		}
 	}
 	if len(out) > height {
@@ -328,28 +469,26 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 	return out
 }
 
-// flowEdge is the 4-cell connector before column c on row r.
-func flowEdge(lane flowLane, c, r, n, phase int) string {
-	if r == 0 {
-		if !lane.chain[c] && n == 0 {
-			return "    "
-		}
-		if c == lane.animCol {
-			ants := [...]string{"━╍", "╍━"}
-			return " " + styleActive.Render(ants[phase%2]+"▶")
-		}
-		if lane.chain[c] {
-			return " ──▶"
-		}
-		return " ╶─▶"
+// flowEdge is the 4-cell connector before a column: into the node ci (or
+// -1) on that row, of the given kind.
+func flowEdge(fl flowLayout, lane flowLane, ci, gap, phase int) string {
+	if ci >= 0 && fl.cells[ci].key == lane.animKey && lane.animKey != "" && (gap == gapStraight || gap == gapTee) {
+		ants := [...]string{"━╍", "╍━"}
+		return " " + styleActive.Render(ants[phase%2]+"▶")
 	}
-	if r >= n {
-		return "    "
-	}
-	if r == n-1 {
+	switch gap {
+	case gapStraight:
+		return " ──▶"
+	case gapTee:
+		return " ─┬▶"
+	case gapBranch:
+		return "  ├▶"
+	case gapLast:
 		return "  └▶"
+	case gapPass:
+		return "  │ "
 	}
-	return "  ├▶"
+	return "    "
 }
 
 func terminalStatus(s string) bool {

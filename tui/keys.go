@@ -21,19 +21,21 @@ func keyHelp() [][2]string {
 		{"1 / w", "Watch the run"},
 		{"2 / H", "History of this workspace's runs"},
 		{"3 / n", "Compose a new task"},
+		{"4 / u", "Queue of tasks waiting to run"},
 		{"?", "this help"},
 		{"esc", "close the overlay on top"},
 		{"q / ctrl+c", "quit (asks first while a run is live)"},
 		{"Watch", ""},
 		{"tab", "toggle Flow / Sequence"},
 		{"↑↓ / j k", "move the selection (nodes or messages)"},
-		{"←→ / h l", "previous / next column (flow)"},
+		{"←→", "caller / first callee (flow)"},
+		{"h", "task history: the thread of this task"},
 		{"pgup pgdn g G", "scroll the sequence; f follows the newest"},
 		{"enter", "inspect the selection"},
 		{"t", "transcript of the selected role instance"},
 		{"p", "plan disclosure (plan.md)"},
 		{"L", "cycle labels: whimsical / friendly / detailed"},
-		{"a", "answer the waiting question"},
+		{"a", "answer the waiting question (or a queued one)"},
 		{"r", "show the result card again"},
 		{"i", "interrupt: ask the run or change its plan"},
 		{"P / R / X", "pause / resume / terminate (asks first)"},
@@ -51,12 +53,21 @@ func keyHelp() [][2]string {
 		{"ctrl+e", "cycle effort: quick / standard / thorough"},
 		{"ctrl+o / ctrl+x", "continue from a prior run / clear it"},
 		{"ctrl+d", "show / hide technical details of the reference"},
+		{"Queue", ""},
+		{"↑↓ / j k", "select an item"},
+		{"K J / shift+↑↓", "move the item up / down the queue"},
+		{"e", "edit a waiting item (ctrl+s saves, ctrl+e effort)"},
+		{"x", "cancel the item (asks first)"},
+		{"r", "requeue a finished, failed or parked item"},
+		{"a / enter", "answer a parked question"},
+		{"o", "open the item's run in Watch"},
 	}
 }
 
 type confirmState struct {
 	prompt string
-	action string // quit | terminate
+	action string // quit | terminate | cancel_queue
+	id     string // the queue item to cancel
 }
 
 type questionState struct {
@@ -130,6 +141,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.keyConfirm(key)
 	case m.help:
 		return m.keyPager(key, &m.helpScroll, func() { m.help, m.helpScroll = false, 0 }, "?")
+	case m.queue.answer != nil:
+		return m.keyQueueAnswer(k)
+	case m.queue.edit != nil:
+		return m.keyQueueEdit(k)
 	case m.questionVisible():
 		return m.keyQuestion(k)
 	case m.interrupt != nil:
@@ -138,6 +153,8 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.keyTranscript(k)
 	case m.inspector != nil:
 		return m.keyInspector(key)
+	case m.drawer != nil:
+		return m.keyDrawer(key)
 	case m.answerCard != nil:
 		if key == "esc" || key == "enter" || key == "q" {
 			m.answerCard = nil
@@ -153,6 +170,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.keyCompose(k)
 	case screenHistory:
 		if c, ok := m.keyHistory(key); ok {
+			return c
+		}
+	case screenQueue:
+		if c, ok := m.keyQueue(key); ok {
 			return c
 		}
 	}
@@ -183,6 +204,9 @@ func (m *Model) keyConfirm(key string) tea.Cmd {
 		case "terminate":
 			id := m.live.id
 			return controlCmd("terminate", func() error { return m.sess.Terminate(id) })
+		case "cancel_queue":
+			q, ctx, id := m.opts.Queue, m.ctx, c.id
+			return queueOp("cancel", id, func() (store.QueueItem, error) { return q.Cancel(ctx, id) })
 		}
 	case "n", "N", "esc", "q":
 		m.confirm = nil
@@ -206,12 +230,16 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "3", "n":
 		m.screen = screenCompose
 		return loadHistory(m.ws)
+	case "4", "u":
+		return m.openQueue()
 	case "L":
 		m.res = m.res.WithTier(m.res.Tier().Next())
 		m.notice = "Labels: " + string(m.res.Tier())
 	case "a":
 		if len(m.questions) > 0 {
 			m.qHidden = false
+		} else if it, ok := m.firstQueuedQuestion(); ok {
+			m.openQueueAnswer(it)
 		}
 	}
 	if m.screen != screenWatch {
@@ -229,8 +257,10 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 		} else {
 			m.kind = viewFlow
 		}
-	case "up", "k", "down", "j", "left", "h", "right", "l":
+	case "up", "k", "down", "j", "left", "right":
 		m.moveSelection(key)
+	case "h":
+		return m.openDrawer()
 	case "b":
 		if m.view != m.live {
 			m.backToLive()
@@ -267,7 +297,7 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 					m.flowSel = fl.nodes[len(fl.nodes)-1]
 				}
 			}
-			m.inspector = &inspectorState{pid: m.flowSel}
+			m.inspector = &inspectorState{pid: flowPID(m.flowSel)}
 		} else {
 			m.inspector = &inspectorState{op: m.seqSel}
 		}
@@ -336,40 +366,26 @@ func (m *Model) moveSelection(key string) {
 	if len(fl.nodes) == 0 {
 		return
 	}
-	i := -1
-	for j, n := range fl.nodes {
-		if n == m.flowSel {
-			i = j
-		}
-	}
+	i := fl.cellOf(m.flowSel)
 	if i < 0 {
 		m.flowSel = fl.nodes[0]
 		return
 	}
-	// Column boundaries in reading order.
-	var starts []int
-	n := 0
-	for _, lane := range fl.lanes {
-		for _, col := range lane.cols {
-			starts = append(starts, n)
-			n += len(col)
-		}
-	}
-	colOfIdx := 0
-	for c, s := range starts {
-		if i >= s {
-			colOfIdx = c
-		}
-	}
+	// Up and down walk the nodes in reading order; left goes to the
+	// caller, right to the first callee.
 	switch key {
 	case "up", "k":
 		i = max(0, i-1)
 	case "down", "j":
 		i = min(len(fl.nodes)-1, i+1)
-	case "left", "h":
-		i = starts[max(0, colOfIdx-1)]
-	case "right", "l":
-		i = starts[min(len(starts)-1, colOfIdx+1)]
+	case "left":
+		if p := fl.cells[i].parent; p >= 0 {
+			i = p
+		}
+	case "right":
+		if c := fl.cells[i].child; c >= 0 {
+			i = c
+		}
 	}
 	m.flowSel = fl.nodes[i]
 }
@@ -397,7 +413,7 @@ func (m *Model) selectedRoleID() (string, string) {
 	} else if m.inspector != nil {
 		pid = m.inspector.pid
 	} else {
-		pid = m.flowSel
+		pid = flowPID(m.flowSel)
 	}
 	p, ok := mod.Participant(pid)
 	if !ok || p.Kind != render.KindRole {
@@ -426,7 +442,7 @@ func (m *Model) keyInspector(key string) tea.Cmd {
 		m.inspector = nil
 		m.moveSelection(key)
 		if m.kind == viewFlow {
-			m.inspector = &inspectorState{pid: m.flowSel}
+			m.inspector = &inspectorState{pid: flowPID(m.flowSel)}
 		} else {
 			m.inspector = &inspectorState{op: m.seqSel}
 		}
@@ -469,7 +485,7 @@ func (m *Model) keyResult(key string) tea.Cmd {
 	case "r":
 		m.showResult = false
 		return nil
-	case "H", "2", "n", "3", "tab":
+	case "H", "2", "n", "3", "u", "4", "tab":
 		m.showResult = false
 		return m.keyGlobal(key)
 	}
@@ -696,7 +712,7 @@ func (m *Model) keyCompose(k tea.KeyMsg) tea.Cmd {
 			m.notice = "The task is empty."
 			return nil
 		}
-		return submitCmd(m.ctx, m.sess, runner.Submission{Task: task, Effort: c.effort, LogLevel: m.opts.LogLevel, ContinuesFrom: c.continueFrom})
+		return m.submit(runner.Submission{Task: task, Effort: c.effort, LogLevel: m.opts.LogLevel, ContinuesFrom: c.continueFrom})
 	case "ctrl+e":
 		es := efforts()
 		for i, e := range es {
@@ -754,7 +770,7 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 	default:
 		return nil
 	}
-	row := msg.Y - 2 // top bar and banner
+	row := msg.Y - 3 // top bar, banner and identity header
 	if row < 0 || row >= m.lay.bodyH {
 		return nil
 	}
@@ -765,8 +781,8 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if pid := flowHit(m.view, m.res, m.lay.width, m.lay.bodyH, msg.X, row); pid != "" {
-		m.flowSel = pid
+	if key := flowHit(m.view, m.res, m.lay.width, m.lay.bodyH, msg.X, row); key != "" {
+		m.flowSel = key
 	}
 	return nil
 }

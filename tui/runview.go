@@ -20,8 +20,7 @@ type runView struct {
 	startedAt     time.Time
 	model         *render.Model
 
-	// flow index: per stack, per call depth, the participants called there
-	// in order of first call (depth 0 is the stack root).
+	// flow index: per stack, its call tree.
 	lanes    map[string]*lane
 	laneList []string       // stack ids in push order
 	lastCall map[string]int // participant id → index of its latest call op
@@ -52,9 +51,65 @@ func (v *runView) refresh() {
 	v.topBar, v.topBarVersion = render.TopBar(v.model), v.model.Version
 }
 
+// lane is one stack's call tree, built as calls arrive: the stack's root,
+// then each participant under the participant that called it. A role
+// instance or a human answerer has one node; a tool has a node under each
+// caller (its key is the caller's key, a NUL, and the tool's id), counting
+// that caller's calls.
 type lane struct {
-	cols [][]string
-	seen []map[string]bool
+	nodes []flowNode
+	byKey map[string]int
+}
+
+// flowNode is one node of a lane's call tree.
+type flowNode struct {
+	key, pid string
+	parent   int   // index of the parent node, -1 for the root
+	children []int // in order of first call
+	calls    int   // calls from the parent into this node
+	last     int   // index of the latest of those calls
+}
+
+// flowPID is the participant a flow node key stands for.
+func flowPID(key string) string {
+	if i := strings.LastIndexByte(key, 0); i >= 0 {
+		return key[i+1:]
+	}
+	return key
+}
+
+// flowKey is the node key of a call's destination.
+func flowKey(m *render.Model, source, dest string) string {
+	if p, ok := m.Participant(dest); ok && p.Kind == render.KindTool {
+		return source + "\x00" + dest
+	}
+	return dest
+}
+
+func (l *lane) node(key, pid string, parent int) int {
+	if i, ok := l.byKey[key]; ok {
+		return i
+	}
+	i := len(l.nodes)
+	l.nodes = append(l.nodes, flowNode{key: key, pid: pid, parent: parent, last: -1})
+	l.byKey[key] = i
+	if parent >= 0 {
+		l.nodes[parent].children = append(l.nodes[parent].children, i)
+	}
+	return i
+}
+
+// addCall takes in the call at operation index oi.
+func (l *lane) addCall(m *render.Model, root string, oi int) {
+	op := m.Operations[oi]
+	r := l.node(root, root, -1)
+	parent, ok := l.byKey[op.Source]
+	if !ok {
+		parent = r
+	}
+	c := l.node(flowKey(m, op.Source, op.Destination), op.Destination, parent)
+	l.nodes[c].calls++
+	l.nodes[c].last = oi
 }
 
 // inquiry is one operator interrupt and its answer.
@@ -187,14 +242,15 @@ func (v *runView) index() {
 		v.lastCall[op.Destination] = v.applied
 		l := v.lanes[op.Stack]
 		if l == nil {
-			l = &lane{}
+			l = &lane{byKey: map[string]int{}}
 			v.lanes[op.Stack] = l
 			v.laneList = append(v.laneList, op.Stack)
 		}
+		root := op.Source
 		if st, ok := m.StackByID(op.Stack); ok {
-			l.add(0, st.Root)
+			root = st.Root
 		}
-		l.add(op.Depth, op.Destination)
+		l.addCall(m, root, v.applied)
 	}
 	// Keep "tools" as the last column.
 	if i, ok := v.seqIndex["tools"]; ok && i != len(v.seqCols)-1 {
@@ -202,17 +258,6 @@ func (v *runView) index() {
 		for j, c := range v.seqCols {
 			v.seqIndex[c] = j
 		}
-	}
-}
-
-func (l *lane) add(depth int, pid string) {
-	for len(l.cols) <= depth {
-		l.cols = append(l.cols, nil)
-		l.seen = append(l.seen, map[string]bool{})
-	}
-	if !l.seen[depth][pid] {
-		l.seen[depth][pid] = true
-		l.cols[depth] = append(l.cols[depth], pid)
 	}
 }
 

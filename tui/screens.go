@@ -113,8 +113,7 @@ func (m *Model) historyDetails(r historyRow, width int) []string {
 func (m *Model) composeView(w, h int) []string {
 	c := &m.compose
 	out := []string{styleTitle.Render("New task") + styleFaint.Render("  (ctrl+s submits; enter is a new line)")}
-	edH := min(10, max(3, h/3))
-	out = append(out, c.editor.Render(w, edH, !c.picking)...)
+	out = append(out, c.editor.Render(!c.picking)...)
 	var effort []string
 	for _, e := range efforts() {
 		if e == c.effort {
@@ -191,7 +190,7 @@ func (m *Model) continuationRef(id string, width int) []string {
 	return out
 }
 
-// flowHit finds the flow node drawn at (x, row) of the body.
+// flowHit finds the key of the flow node drawn at (x, row) of the body.
 func flowHit(v *runView, res *render.LabelResolver, width, height, x, row int) string {
 	fl := layoutFlow(v, res, width, height)
 	y := flowTopRows
@@ -203,14 +202,17 @@ func flowHit(v *runView, res *render.LabelResolver, width, height, x, row int) s
 			if lane.first > 0 {
 				cx = 2
 			}
-			for c, col := range lane.cols {
+			for c, w := range lane.widths {
 				if c > 0 {
 					cx += flowEdgeW
 				}
-				if x >= cx && x < cx+lane.widths[c] && r < len(col) {
-					return col[r]
+				if x >= cx && x < cx+w {
+					if ci := lane.grid[r][c]; ci >= 0 {
+						return fl.cells[ci].key
+					}
+					return ""
 				}
-				cx += lane.widths[c]
+				cx += w
 			}
 			return ""
 		}

@@ -48,8 +48,9 @@ type (
 		err error
 	}
 	submitDoneMsg struct {
-		runID string
-		err   error
+		runID  string
+		queued *store.QueueItem // set when the task was queued instead
+		err    error
 	}
 	controlDoneMsg struct {
 		what string

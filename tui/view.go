@@ -31,6 +31,10 @@ func (m *Model) View() string {
 		body = m.composeView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
 		lines = append(lines, fit(keyHint("ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys"), w))
+	case screenQueue:
+		body = m.queueView(w, h-3)
+		lines = append(lines, padLines(body, w, h-3)...)
+		lines = append(lines, fit(m.queueHint(), w))
 	default:
 		lines = append(lines, m.watchView(w)...)
 	}
@@ -44,6 +48,9 @@ func (m *Model) View() string {
 // topBar: app name, screens, the viewed run's label, status, effort, keys.
 func (m *Model) topBar(w int) string {
 	tabs := []string{"Watch", "History", "Compose"}
+	if m.opts.Queue != nil {
+		tabs = append(tabs, "Queue")
+	}
 	var b strings.Builder
 	b.WriteString(" Guildhall ")
 	for i, t := range tabs {
@@ -113,6 +120,13 @@ func (m *Model) banner() string {
 	case m.view != nil && m.view.paused != nil && m.view == m.live:
 		return styleBanner.Render(pauseCard(m.view.paused))
 	}
+	if n := m.queuedQuestions(); n > 0 {
+		if m.notice != "" {
+			// Short, so the latest notice still shows beside it.
+			return styleBanner.Render(fmt.Sprintf("❓ %d queued (a answers)", n)) + styleFaint.Render(" · "+m.notice)
+		}
+		return styleBanner.Render(queuedQuestionsBanner(n))
+	}
 	if s := healthCopy(m.health); s != "" {
 		return styleBanner.Render(s)
 	}
@@ -120,6 +134,14 @@ func (m *Model) banner() string {
 		return styleFaint.Render(m.notice)
 	}
 	return ""
+}
+
+// queuedQuestionsBanner surfaces parked questions like a live one.
+func queuedQuestionsBanner(n int) string {
+	if n == 1 {
+		return "❓ 1 queued question needs an answer: a answers it, u opens the queue."
+	}
+	return fmt.Sprintf("❓ %d queued questions need an answer: a answers the first, u opens the queue.", n)
 }
 
 // pauseCard is fixed copy, the status word and the time: never the
@@ -134,19 +156,19 @@ func pauseCard(p *event.RunStatusPayload) string {
 func (m *Model) watchView(w int) []string {
 	v := m.view
 	body := m.lay.bodyH
-	var out []string
+	out := []string{m.identityLine(v, w)}
 	if v == nil || v.id == "" {
-		out = padLines([]string{
+		out = append(out, padLines([]string{
 			"",
 			"  No run yet.",
 			"",
 			"  " + keyHint("n", "compose a task", "H", "history of this workspace", "?", "every key"),
-		}, w, body)
+		}, w, body)...)
 	} else if m.kind == viewSequence {
-		out = padLines(renderSequence(v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)
+		out = append(out, padLines(renderSequence(v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
 	} else {
 		fl := layoutFlow(v, m.res, w, body)
-		out = padLines(renderFlow(v, m.res, fl, m.flowSel, m.phase, w, body), w, body)
+		out = append(out, padLines(renderFlow(v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
 	}
 	// The active role's reply, streaming.
 	header := "── reply "
@@ -197,6 +219,10 @@ func (m *Model) overlayBox() []string {
 		return boxed("Confirm", []string{m.confirm.prompt, "", keyHint("y", "yes", "n", "no")}, min(w, 70))
 	case m.help:
 		return m.helpBox(w)
+	case m.queue.answer != nil:
+		return m.queueAnswerBox(w)
+	case m.queue.edit != nil:
+		return m.queueEditBox(w)
 	case m.questionVisible():
 		return m.questionBox(w)
 	case m.interrupt != nil:
@@ -205,6 +231,8 @@ func (m *Model) overlayBox() []string {
 		return m.transcriptBox(w)
 	case m.inspector != nil:
 		return m.inspectorBox(w)
+	case m.drawer != nil:
+		return m.drawerBox(w)
 	case m.answerCard != nil:
 		return m.answerBox(w)
 	case m.showResult && m.view != nil && m.view.card != nil:
@@ -287,8 +315,7 @@ func (m *Model) questionBox(w int) []string {
 			opts = append(opts, "  "+line)
 		}
 	}
-	edH := 3
-	foot := m.q.editor.Render(inner, edH, !pq.sent)
+	foot := m.q.editor.Render(!pq.sent)
 	hint := keyHint("enter", "send", "alt+enter", "new line", "↑↓/1-9", "option", "esc", "later")
 	if pq.sent {
 		hint = styleFaint.Render("Sending…")
@@ -335,7 +362,7 @@ func (m *Model) interruptBox(w int) []string {
 	room := max(3, m.lay.height-12)
 	lines = append(lines, pager(hist, max(0, len(hist)-room+st.scroll), room)...)
 	lines = append(lines, "")
-	lines = append(lines, st.editor.Render(inner, 3, true)...)
+	lines = append(lines, st.editor.Render(true)...)
 	lines = append(lines, keyHint("enter", "send", "alt+enter", "new line", "esc", "cancel"))
 	return boxed("Interrupt "+m.live.id, lines, w)
 }
@@ -540,7 +567,7 @@ func (m *Model) transcriptBox(w int) []string {
 	lines = padLines(lines, w-4, h)
 	foot := keyHint("↑↓ pgup pgdn", "scroll", "/", "search", "n", "next", "esc", "close")
 	if t.searching {
-		foot = "/" + strings.TrimPrefix(t.search.Render(w-6, 1, true)[0], "│ ")
+		foot = "/" + strings.TrimPrefix(t.search.Render(true)[0], "│ ")
 	} else if t.note != "" {
 		foot = styleFaint.Render(t.note) + "  " + foot
 	}

@@ -1,0 +1,284 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// The task thread of the run on screen: the one-line task-identity header
+// above Watch and the task-history drawer (h). Both read runner.LoadThread,
+// the human-facing thread of the run and the runs it continues, loaded in a
+// command and cached per run; the header prefers the generated thread
+// summary (Options.Summarize), also fetched in a command and cached.
+
+// threadInfo is what the console holds about one run's thread.
+type threadInfo struct {
+	thread  render.Thread
+	loaded  bool
+	err     error
+	loading bool
+	dirty   bool // thread events arrived while a load was on its way
+
+	title, description string
+	summarizing        bool
+	summarized         int // entries the summary was asked for (-1: never)
+}
+
+// Messages of the thread commands.
+type (
+	threadMsg struct {
+		runID  string
+		thread render.Thread
+		err    error
+	}
+	threadSummaryMsg struct {
+		runID, title, description string
+		err                       error
+	}
+)
+
+func loadThreadCmd(ws store.Workspace, runID string) tea.Cmd {
+	return func() tea.Msg {
+		th, err := runner.LoadThread(ws, runID)
+		return threadMsg{runID: runID, thread: th, err: err}
+	}
+}
+
+func summarizeCmd(ctx context.Context, fn func(context.Context, string) (string, string, error), runID string) tea.Cmd {
+	return func() tea.Msg {
+		title, desc, err := fn(ctx, runID)
+		return threadSummaryMsg{runID: runID, title: title, description: desc, err: err}
+	}
+}
+
+func (m *Model) threadOf(runID string) *threadInfo {
+	if m.threads == nil {
+		m.threads = map[string]*threadInfo{}
+	}
+	ti := m.threads[runID]
+	if ti == nil {
+		ti = &threadInfo{summarized: -1}
+		m.threads[runID] = ti
+	}
+	return ti
+}
+
+// refreshThread (re)loads a run's thread unless a load is on its way, in
+// which case it is loaded once more when that one lands.
+func (m *Model) refreshThread(runID string) tea.Cmd {
+	if runID == "" {
+		return nil
+	}
+	ti := m.threadOf(runID)
+	if ti.loading {
+		ti.dirty = true
+		return nil
+	}
+	ti.loading, ti.dirty = true, false
+	return loadThreadCmd(m.ws, runID)
+}
+
+// threadEvents reports whether a batch holds events the thread reads.
+func threadEvents(evs []event.Event) bool {
+	for _, e := range evs {
+		if !e.Ephemeral && render.ThreadEvent(e.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) applyThread(msg threadMsg) tea.Cmd {
+	ti := m.threadOf(msg.runID)
+	ti.loading = false
+	if msg.err != nil {
+		ti.err = msg.err
+		if !ti.loaded {
+			ti.loaded = true
+		}
+	} else {
+		ti.thread, ti.loaded, ti.err = msg.thread, true, nil
+	}
+	var cmds []tea.Cmd
+	if ti.dirty {
+		cmds = append(cmds, m.refreshThread(msg.runID))
+	}
+	// Summarise a thread once per shape: when first seen, and again when
+	// entries were added (a finished run, an answered question).
+	if fn := m.opts.Summarize; fn != nil && msg.err == nil && !ti.summarizing && ti.summarized != len(ti.thread.Entries) && len(ti.thread.Entries) > 0 {
+		if ti.summarized < 0 || !m.threadLive(msg.runID) {
+			ti.summarizing, ti.summarized = true, len(ti.thread.Entries)
+			cmds = append(cmds, summarizeCmd(m.ctx, fn, msg.runID))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) threadLive(runID string) bool {
+	return m.live != nil && m.live.id == runID && m.live.live()
+}
+
+func (m *Model) applyThreadSummary(msg threadSummaryMsg) {
+	ti := m.threadOf(msg.runID)
+	ti.summarizing = false
+	if msg.err == nil && strings.TrimSpace(msg.title) != "" {
+		ti.title, ti.description = msg.title, msg.description
+	}
+}
+
+// identityLine is the task-identity header: the generated title and
+// description when there is one, else the deterministic identity (the
+// first task's first line) and the latest thing the operator said. Plain
+// text only.
+func (m *Model) identityLine(v *runView, width int) string {
+	if v == nil || v.id == "" {
+		return ""
+	}
+	ti := m.threads[v.id]
+	var line string
+	switch {
+	case ti != nil && ti.title != "":
+		line = "◆ " + render.SanitizeLine(ti.title)
+		if d := strings.TrimSpace(ti.description); d != "" {
+			line += styleFaint.Render(" — " + render.SanitizeLine(d))
+		}
+	case ti != nil && ti.loaded && ti.err == nil:
+		id := ti.thread.Identity
+		line = "◆ " + render.SanitizeLine(firstLine(id.FirstTask))
+		if latest := firstLine(id.LatestHumanText); latest != "" && latest != firstLine(id.FirstTask) {
+			line += styleFaint.Render(" · You: ") + render.SanitizeLine(latest)
+		}
+		if id.Runs > 1 {
+			line += styleFaint.Render(fmt.Sprintf(" · %d runs", id.Runs))
+		}
+	default:
+		line = "◆ " + render.SanitizeLine(firstLine(v.task))
+	}
+	return clip(line, width)
+}
+
+// threadDrawer is the open task-history drawer.
+type threadDrawer struct {
+	runID  string
+	scroll int
+	follow bool // stay at the newest entry until the operator scrolls
+}
+
+// threadLines renders a thread's entries: human and orchestrator turns,
+// questions and their context as safe Markdown; answers (the operator's
+// own words), markers and labels as plain text.
+func (m *Model) threadLines(th render.Thread, width int) []string {
+	var out []string
+	for _, e := range th.Entries {
+		when := ""
+		if !e.At.IsZero() {
+			when = e.At.UTC().Format("15:04:05")
+		}
+		head := func(title string) {
+			meta := strings.TrimSpace(when + " " + render.SanitizeLine(e.RunID))
+			out = append(out, styleTitle.Render(title)+styleFaint.Render("  "+meta))
+		}
+		switch e.Kind {
+		case render.ThreadHuman:
+			head("You")
+			out = append(out, m.markdown(e.Text, width)...)
+		case render.ThreadOrchestrator:
+			title := "Orchestrator"
+			if e.Label != "" {
+				title += " · " + render.SanitizeLine(e.Label)
+			}
+			head(title)
+			out = append(out, m.markdown(e.Text, width)...)
+			if strings.TrimSpace(e.Context) != "" {
+				out = append(out, m.markdown(e.Context, width)...)
+			}
+		case render.ThreadQuestion:
+			head("Question")
+			out = append(out, m.markdown(e.Text, width)...)
+			if strings.TrimSpace(e.Context) != "" {
+				out = append(out, styleFaint.Render("  Context"))
+				out = append(out, m.markdown(e.Context, width)...)
+			}
+		case render.ThreadAnswer:
+			title := "Your answer"
+			if e.Label != "" {
+				title += " · " + render.SanitizeLine(e.Label)
+			}
+			head(title)
+			for _, l := range strings.Split(wrapPlain(render.Sanitize(e.Text), width-2), "\n") {
+				out = append(out, "  "+l)
+			}
+		default: // markers and anything newer: plain text
+			text := render.SanitizeLine(e.Label)
+			if t := strings.TrimSpace(e.Text); t != "" {
+				text += ": " + render.SanitizeLine(t)
+			}
+			out = append(out, styleFaint.Render(clip("── "+text+" "+when, width)))
+		}
+		out = append(out, "")
+	}
+	return out
+}
+
+func (m *Model) drawerBox(w int) []string {
+	d := m.drawer
+	ti := m.threads[d.runID]
+	h := m.overlayBodyH() - 1
+	var lines []string
+	switch {
+	case ti == nil || !ti.loaded:
+		lines = []string{styleFaint.Render("Reading the task thread…")}
+	case ti.err != nil && len(ti.thread.Entries) == 0:
+		lines = []string{"Could not read the thread: " + render.SanitizeLine(ti.err.Error())}
+	case len(ti.thread.Entries) == 0:
+		lines = []string{styleFaint.Render("Nothing in this thread yet.")}
+	default:
+		lines = m.threadLines(ti.thread, w-4)
+	}
+	scroll := d.scroll
+	if d.follow {
+		scroll = len(lines)
+	}
+	body := pager(lines, scroll, h)
+	body = append(body, keyHint("↑↓ pgup pgdn", "scroll", "G", "newest", "esc", "close"))
+	title := "Task history · " + render.SanitizeLine(d.runID)
+	if ti != nil && ti.title != "" {
+		title += " · " + render.SanitizeLine(ti.title)
+	}
+	return boxed(clip(title, w-6), body, w)
+}
+
+func (m *Model) openDrawer() tea.Cmd {
+	v := m.view
+	if v == nil || v.id == "" {
+		m.notice = "No run to show the history of."
+		return nil
+	}
+	m.drawer = &threadDrawer{runID: v.id, follow: true}
+	return m.refreshThread(v.id)
+}
+
+func (m *Model) keyDrawer(key string) tea.Cmd {
+	d := m.drawer
+	if d.follow && key != "esc" && key != "h" && key != "q" {
+		// Start scrolling from where the view is: the newest entries.
+		ti := m.threads[d.runID]
+		if ti != nil {
+			d.scroll = max(0, len(m.threadLines(ti.thread, m.overlayWidth()-4))-(m.overlayBodyH()-1))
+		}
+		d.follow = false
+	}
+	if key == "G" || key == "end" {
+		d.follow = true
+		return nil
+	}
+	return m.keyPager(key, &d.scroll, func() { m.drawer = nil }, "h")
+}
