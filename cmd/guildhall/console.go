@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +59,17 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	sess, err := runner.OpenSession(runner.SessionConfig{
 		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
 	})
+	var busy *store.BusyError
+	if errors.As(err, &busy) && task != "" {
+		// Another guildhall holds the workspace: line the task up in its
+		// queue, which that process's scheduler picks up.
+		item, qerr := ws.Queue().Add(ctx, store.QueueSpec{Task: task, Effort: common.effort, LogLevel: common.logLevel, ContinuesFrom: common.continues})
+		if qerr != nil {
+			return &exitCodeError{code: exitError, err: fmt.Errorf("%v; queueing the task failed too: %w", err, qerr)}
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s; queued the task as %s (guildhall queue ls)\n", err, item.ID)
+		return nil
+	}
 	if err != nil {
 		// Another guildhall holds the workspace (store.BusyError), or the
 		// records cannot be set up.
@@ -77,6 +91,14 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	opts := tui.Options{
 		Labels: labels, Effort: effort, Task: task, Continue: common.continues, LogLevel: common.logLevel,
+		Summarize: func(ctx context.Context, runID string) (string, string, error) {
+			return runner.ThreadSummary(ctx, s.provider, s.deployment.Model.Name, ws, runID)
+		},
+	}
+	if sched, err := startScheduler(ctx, sess, cmd.ErrOrStderr()); sched != nil {
+		opts.Queue = sched
+	} else if err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note: the queue is unavailable:", render.SanitizeLine(err.Error()))
 	}
 	if common.web != "" {
 		var url bytes.Buffer
@@ -101,4 +123,20 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		return &exitCodeError{code: exitInterrupted}
 	}
 	return nil
+}
+
+// startScheduler starts the queue's scheduler on the session. A queue
+// that cannot be recovered still runs (its problem is printed); one that
+// cannot start at all is reported and the console goes on without it.
+func startScheduler(ctx context.Context, sess *runner.Session, errOut io.Writer) (*runner.Scheduler, error) {
+	sched := runner.NewScheduler(sess, runner.SchedulerOptions{})
+	if err := sched.Start(ctx); err != nil {
+		select {
+		case <-sched.Done():
+			return nil, err
+		default:
+			fmt.Fprintln(errOut, "note:", render.SanitizeLine(err.Error()))
+		}
+	}
+	return sched, nil
 }
