@@ -126,6 +126,8 @@ type Run struct {
 	counter        int
 	learnedCeiling int
 	startedAt      time.Time
+	// summary writes summary.txt (summary.go).
+	summary summaryState
 }
 
 // ID is the run id.
@@ -402,6 +404,9 @@ func (r *Run) emit(typ event.Type, payload any) event.Event {
 		r.logErr = fmt.Errorf("write run log: %w", err)
 	}
 	r.opts.Bus.Publish(e)
+	if typ == event.LLMCall {
+		r.startSummaryOnce() // the first model reply starts the task-only summary
+	}
 	return e
 }
 

@@ -157,7 +157,10 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 	return nil
 }
 
-func (s *Session) start(ctx context.Context, r *Run) { s.startWith(ctx, r, r.Execute) }
+func (s *Session) start(ctx context.Context, r *Run) {
+	r.armStartSummary(ctx) // the first model reply starts summary.txt (summary.go)
+	s.startWith(ctx, r, r.Execute)
+}
 
 func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Context) (Outcome, error)) {
 	_ = s.lock.SetRun(r.ID())
@@ -166,6 +169,7 @@ func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Conte
 	s.done = done
 	go func() {
 		out, err := exec(ctx)
+		r.settleStartSummary()
 		s.mu.Lock()
 		s.active, s.outcome, s.err = nil, out, err
 		s.mu.Unlock()

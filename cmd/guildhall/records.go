@@ -78,7 +78,7 @@ func clipRunes(s string, n int) string {
 func newShowCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show RUN_ID",
-		Short: "Show one run: task, status, result card, artifacts, error",
+		Short: "Show one run: task, status, result card, artifacts, error, and its task thread",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := common.workspaceDir()
@@ -93,6 +93,7 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 				return &exitCodeError{code: exitError, err: err}
 			}
 			showRun(cmd.OutOrStdout(), m, store.Workspace{Dir: dir}.ReadSummary(args[0]))
+			showThread(cmd.OutOrStdout(), store.Workspace{Dir: dir}, args[0])
 			return nil
 		},
 	}

@@ -15,6 +15,10 @@ import (
 // cursor per role name makes the conversation deterministic.
 type Script struct {
 	Roles map[string][]ScriptTurn `json:"roles"`
+	// Summaries are the replies of raw summariser calls (requests with no
+	// Role), in order. When they run out, a short summary derived from the
+	// request text answers instead, so the offline demo gets summaries.
+	Summaries []string `json:"summaries,omitempty"`
 }
 
 // ScriptTurn is one scripted reply.
@@ -58,9 +62,10 @@ type Scripted struct {
 	// Speed scales the scripted delays (0 = no delay, 1 = as written).
 	Speed float64
 
-	mu      sync.Mutex
-	cursors map[string]int
-	calls   int
+	mu        sync.Mutex
+	cursors   map[string]int
+	calls     int
+	summaries int // raw summariser calls answered so far
 }
 
 // NewScripted makes a scripted provider.
@@ -73,6 +78,9 @@ func (s *Scripted) Name() string { return "script" }
 
 // Complete implements Provider: it returns the role's next scripted turn.
 func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	if req.Role == "" {
+		return s.summarize(ctx, req, onDelta)
+	}
 	s.mu.Lock()
 	turns := s.script.Roles[req.Role]
 	i := s.cursors[req.Role]
@@ -109,6 +117,59 @@ func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 		return nil, err
 	}
 	return resp, nil
+}
+
+// summarize answers a raw summariser call. It keeps its own cursor and
+// leaves the role conversation's call numbering alone, so a summary racing
+// a run never changes the run's transcript.
+func (s *Scripted) summarize(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	i := s.summaries
+	s.summaries++
+	s.mu.Unlock()
+	text := ""
+	if i < len(s.script.Summaries) {
+		text = s.script.Summaries[i]
+	} else {
+		text = fallbackSummary(req)
+	}
+	if onDelta != nil && text != "" {
+		onDelta(Delta{Content: text})
+	}
+	return &Response{Content: text, FinishReason: "stop", Model: "scripted"}, nil
+}
+
+// fallbackSummary derives a short summary from a request: the first line
+// of its last user message that is not a bare "Label:" heading (of the
+// part after a "Result:" heading, when there is one), cut to twelve words.
+func fallbackSummary(req Request) string {
+	last := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			last = m.Content
+		}
+	}
+	if _, result, ok := strings.Cut(last, "\nResult:\n"); ok {
+		last = result
+	}
+	for _, line := range strings.Split(last, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(line, "#>*- \t"))
+		if line == "" || (strings.HasSuffix(line, ":") && len(strings.Fields(line)) <= 3) {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && len(strings.Fields(k)) == 1 && strings.TrimSpace(v) != "" {
+			line = strings.TrimSpace(v) // "Task: fix it" reads as "fix it"
+		}
+		words := strings.Fields(line)
+		if len(words) > 12 {
+			words = words[:12]
+		}
+		return strings.Join(words, " ")
+	}
+	return "Scripted demo run"
 }
 
 // stream plays the reasoning and content out over the turn's delay.
