@@ -469,14 +469,14 @@ func runCommand(t *testing.T, dir, command string) (int, string) {
 // per role name, depth-first, a child running to completion inside its
 // parent's agent call.
 type simulation struct {
-	t          *testing.T
-	guild      guildDef
-	known      map[string]paramSpec
-	script     script
-	cursor     map[string]int
-	dir        string
-	testRuns   []int
-	questions  int
+	t         *testing.T
+	guild     guildDef
+	known     map[string]paramSpec
+	script    script
+	cursor    map[string]int
+	dir       string
+	testRuns  []int
+	questions int
 }
 
 func (s *simulation) run(role string, depth int) string {
