@@ -36,6 +36,7 @@ type fakeSession struct {
 	bus     *runner.Bus
 	ws      store.Workspace
 	answers map[string]string
+	resumed []string
 }
 
 func newFakeSession(t testing.TB, events []event.Event) *fakeSession {
@@ -61,7 +62,10 @@ func (f *fakeSession) Answer(id, a string) error {
 func (f *fakeSession) Questions() []runner.Question           { return nil }
 func (f *fakeSession) Interrupt(string, string, string) error { return nil }
 func (f *fakeSession) Pause(string) error                     { return nil }
-func (f *fakeSession) Resume(string) error                    { return nil }
+func (f *fakeSession) Resume(id string) error {
+	f.resumed = append(f.resumed, id)
+	return nil
+}
 func (f *fakeSession) Terminate(string) error                 { return nil }
 func (f *fakeSession) Health() runner.HealthView              { return runner.HealthView{State: runner.HealthOK} }
 func (f *fakeSession) Workspace() store.Workspace             { return f.ws }

@@ -48,6 +48,7 @@ func keyHelp() [][2]string {
 		{"/ n", "transcript: search / next match"},
 		{"History", ""},
 		{"enter / o", "expand a run / open it in Watch"},
+		{"r", "resume a run that stopped before finishing"},
 		{"Compose", ""},
 		{"ctrl+s", "submit the task"},
 		{"ctrl+e", "cycle effort: quick / standard / thorough"},
@@ -674,6 +675,19 @@ func (m *Model) keyHistory(key string) (tea.Cmd, bool) {
 				return nil, true
 			}
 			return replayRun(m.ws, id), true
+		}
+	case "r":
+		// Resume a run that stopped before finishing (crash, signal,
+		// suspension) from its checkpoint.
+		if h.sel < len(h.rows) {
+			row := h.rows[h.sel]
+			if row.meta == nil || store.Terminal(row.meta.Status) {
+				m.notice = "Only an unfinished run can be resumed."
+				return nil, true
+			}
+			id := row.id
+			m.screen = screenWatch
+			return controlCmd("resume", func() error { return m.sess.Resume(id) }), true
 		}
 	case "esc":
 		m.screen = screenWatch

@@ -26,7 +26,7 @@ func (m *Model) View() string {
 	case screenHistory:
 		body = m.historyView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
-		lines = append(lines, fit(keyHint("↑↓", "select", "enter", "expand", "o", "open in Watch", "1", "Watch", "3", "Compose", "?", "keys"), w))
+		lines = append(lines, fit(keyHint("↑↓", "select", "enter", "expand", "o", "open in Watch", "r", "resume", "3", "Compose", "?", "keys"), w))
 	case screenCompose:
 		body = m.composeView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
