@@ -28,12 +28,15 @@ type Config struct {
 	Visualization render.Visualization `json:"visualization"`
 	Efforts       []string             `json:"efforts"`
 	LogLevels     []string             `json:"logLevels"`
+	// Queue is true when the server serves the task queue (/api/queue).
+	Queue bool `json:"queue"`
 }
 
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	c := Config{Version: s.version, EntryRole: s.guild.EntryRole, Roles: []ConfigRole{}, Tools: []string{},
 		Labels: s.labels, Visualization: s.labels.Visualization,
-		Efforts: []string{"quick", "standard", "thorough"}, LogLevels: []string{runner.LogFull, runner.LogStandard}}
+		Efforts: []string{"quick", "standard", "thorough"}, LogLevels: []string{runner.LogFull, runner.LogStandard},
+		Queue: s.queue != nil}
 	seen := map[string]bool{}
 	for _, name := range s.guild.RoleNames() {
 		role := s.guild.Roles[name]

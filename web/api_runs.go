@@ -46,7 +46,23 @@ func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// The run outlives this request: it is the session's, not the client's.
-	id, err := s.sess.Submit(context.WithoutCancel(r.Context()), runner.Submission{Task: in.Task, Effort: in.Effort, LogLevel: in.LogLevel, ContinuesFrom: in.ContinuesFrom})
+	ctx := context.WithoutCancel(r.Context())
+	sub := runner.Submission{Task: in.Task, Effort: in.Effort, LogLevel: in.LogLevel, ContinuesFrom: in.ContinuesFrom}
+	if s.queue != nil {
+		id, queued, err := s.queue.SubmitOrQueue(ctx, sub)
+		switch {
+		case err != nil && (errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrQueueCorrupt)):
+			writeQueueError(w, err)
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "submit_failed")
+		case queued != nil:
+			writeJSON(w, http.StatusCreated, queuedRun{Queued: *queued})
+		default:
+			writeJSON(w, http.StatusCreated, map[string]string{"runId": id})
+		}
+		return
+	}
+	id, err := s.sess.Submit(ctx, sub)
 	switch {
 	case errors.Is(err, runner.ErrRunInProgress):
 		writeError(w, http.StatusConflict, "run_in_progress")
@@ -354,5 +370,38 @@ func (s *Server) handleControl(op func(runID string) error) http.HandlerFunc {
 		default:
 			writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
 		}
+	}
+}
+
+// handleResume resumes a run: a paused or suspended live run, or — when no
+// run is live — a stopped run that can resume from its checkpoint
+// (runner.Session.Resume). 202 when taken; 409 run_in_progress when another
+// run is live, 409 not_paused for a live run that is neither paused nor
+// suspended, 409 run_not_active for a run that cannot resume (finished,
+// unknown, no valid checkpoint), 500 resume_failed when its checkpoint
+// would not load.
+func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	err := s.sess.Resume(id)
+	if err == nil {
+		writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
+		return
+	}
+	active, live := s.sess.Active()
+	switch {
+	case errors.Is(err, runner.ErrRunInProgress):
+		writeError(w, http.StatusConflict, "run_in_progress")
+	case errors.Is(err, runner.ErrRunNotActive):
+		if live && active != id {
+			if m, merr := s.sess.Workspace().ReadMeta(id); merr == nil && !store.Terminal(m.Status) {
+				writeError(w, http.StatusConflict, "run_in_progress")
+				return
+			}
+		}
+		writeError(w, http.StatusConflict, "run_not_active")
+	case live && active == id:
+		writeError(w, http.StatusConflict, "not_paused")
+	default:
+		writeError(w, http.StatusInternalServerError, "resume_failed")
 	}
 }

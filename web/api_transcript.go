@@ -3,8 +3,6 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
@@ -129,101 +127,4 @@ func (s *Server) handleTranscript(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, t)
-}
-
-// ThreadEntry is one turn of the human-facing thread.
-type ThreadEntry struct {
-	// Kind: human (a task), orchestrator (a run's result), question (an
-	// ask_human question), answer (the operator's answer), system (a
-	// platform marker; Text is a status word).
-	Kind   string    `json:"kind"`
-	RunID  string    `json:"runId"`
-	Text   string    `json:"text"`
-	Status string    `json:"status,omitempty"`
-	At     time.Time `json:"at"`
-}
-
-// Thread is GET /api/runs/:id/thread: the deterministic identity and the
-// human-facing thread of the run and the runs it continues. Tool traffic,
-// reasoning, provider detail and internal role turns never appear.
-type Thread struct {
-	RunID       string        `json:"runId"`
-	Title       string        `json:"title"`
-	LatestHuman string        `json:"latestHuman"`
-	Lineage     []string      `json:"lineage"` // oldest first, this run last
-	Entries     []ThreadEntry `json:"entries"`
-}
-
-// maxLineage bounds how far back a thread follows continuesFrom.
-const maxLineage = 10
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	out, cut := clip(s, 200)
-	if cut {
-		out += "…"
-	}
-	return out
-}
-
-func (s *Server) handleThread(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	ws := s.sess.Workspace()
-	m, err := ws.ReadMeta(id)
-	if err != nil {
-		writeError(w, http.StatusNotFound, "unknown_run")
-		return
-	}
-	chain := []*store.Meta{m}
-	for len(chain) < maxLineage && chain[0].ContinuesFrom != "" {
-		prior, err := ws.ReadMeta(chain[0].ContinuesFrom)
-		if err != nil {
-			break
-		}
-		chain = append([]*store.Meta{prior}, chain...)
-	}
-	th := Thread{RunID: id, Entries: []ThreadEntry{}}
-	for _, rm := range chain {
-		th.Lineage = append(th.Lineage, rm.RunID)
-		th.Entries = append(th.Entries, ThreadEntry{Kind: "human", RunID: rm.RunID, Text: clipText(rm.Task), At: rm.StartedAt})
-		th.LatestHuman = firstLine(rm.Task)
-		if v, err := s.views.get(rm.RunID); err == nil {
-			v.mu.Lock()
-			for _, q := range v.facts.questions {
-				th.Entries = append(th.Entries, ThreadEntry{Kind: "question", RunID: rm.RunID, Text: q.Question, At: q.AskedAt})
-				if q.Answered {
-					th.Entries = append(th.Entries, ThreadEntry{Kind: "answer", RunID: rm.RunID, Text: q.Answer, At: *q.AnsweredAt})
-				}
-			}
-			for _, st := range v.facts.statuses {
-				if !store.Terminal(st.Status) {
-					th.Entries = append(th.Entries, ThreadEntry{Kind: "system", RunID: rm.RunID, Status: st.Status, Text: st.Status, At: st.At})
-				}
-			}
-			v.mu.Unlock()
-		}
-		end := rm.StartedAt
-		if rm.EndedAt != nil {
-			end = *rm.EndedAt
-		}
-		switch {
-		case rm.Result != nil && strings.TrimSpace(rm.Result.Summary) != "":
-			th.Entries = append(th.Entries, ThreadEntry{Kind: "orchestrator", RunID: rm.RunID, Text: clipText(rm.Result.Summary), Status: rm.Status, At: end})
-		case rm.Error != nil && rm.Error.Message != "":
-			th.Entries = append(th.Entries, ThreadEntry{Kind: "orchestrator", RunID: rm.RunID, Text: clipText(rm.Error.Message), Status: rm.Status, At: end})
-		}
-		if store.Terminal(rm.Status) {
-			th.Entries = append(th.Entries, ThreadEntry{Kind: "system", RunID: rm.RunID, Status: rm.Status, Text: rm.Status, At: end})
-		}
-	}
-	sort.SliceStable(th.Entries, func(i, j int) bool { return th.Entries[i].At.Before(th.Entries[j].At) })
-	if sum := ws.ReadSummary(id); sum != "" {
-		th.Title = firstLine(sum)
-	} else {
-		th.Title = firstLine(m.Task)
-	}
-	writeJSON(w, http.StatusOK, th)
 }

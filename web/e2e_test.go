@@ -160,6 +160,35 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 	if err := chromedp.Do(run, chromedp.Click(`//button[text()="Close"]`)); err != nil {
 		t.Fatal(err)
 	}
+
+	// The task-identity header is text only; the task-history drawer renders
+	// the thread's prose as Markdown and its markers as text.
+	poll("the task-identity header", `(document.querySelector(".task-identity-title") || {}).textContent === "The tests in this project fail. Fix the `+"`slugify`"+` function so that `+"`sh test.sh`"+` passes, without changing the tests."`)
+	if got := eval(`String(document.querySelectorAll(".task-identity code, .task-identity strong, .task-identity a").length)`); got != "0" {
+		t.Errorf("the task-identity header has %s markup elements", got)
+	}
+	if got := eval(`(document.querySelector(".task-identity-latest") || {}).textContent || ""`); !strings.Contains(got, "Only fix the failing tests") {
+		t.Errorf("latest human text %q", got)
+	}
+	if err := chromedp.Do(run, chromedp.Click(`//button[text()="Task history"]`)); err != nil {
+		t.Fatal(err)
+	}
+	poll("the task-history drawer", `document.querySelector(".drawer .turn--question .turn-context strong") !== null`)
+	if got := eval(`document.querySelector(".drawer .turn--human .turn-text code").textContent`); got != "slugify" {
+		t.Errorf("human turn Markdown: code=%q", got)
+	}
+	if got := eval(`document.querySelector(".drawer .turn--orchestrator .turn-text h2").textContent`); got != "Slug tests fixed" {
+		t.Errorf("orchestrator turn heading %q", got)
+	}
+	if got := eval(`document.querySelector(".drawer .turn--answer .answer-text").textContent`); got != "Only fix the failing tests" {
+		t.Errorf("answer turn %q", got)
+	}
+	if got := eval(`String(document.querySelectorAll(".drawer .turn--system").length)`); got == "0" {
+		t.Error("no markers in the drawer")
+	}
+	if err := chromedp.Do(run, chromedp.Click(`//aside[contains(@class,"drawer")]//button[text()="Close"]`)); err != nil {
+		t.Fatal(err)
+	}
 	seenRaw := eval(`JSON.stringify(window.__seen)`)
 	// The page may still re-lay out (panels load); move away and back until
 	// the hover lands.

@@ -183,7 +183,13 @@ func (f *fakeSession) Workspace() store.Workspace { return f.ws }
 // returns its id.
 func addPastRun(t *testing.T, ws store.Workspace, fixture string, mutate func(*store.Meta)) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "render", "testdata", "model", fixture))
+	return addPastRunFile(t, ws, filepath.Join("..", "render", "testdata", "model", fixture), mutate)
+}
+
+// addPastRunFile is addPastRun with a log at any path.
+func addPastRunFile(t *testing.T, ws store.Workspace, path string, mutate func(*store.Meta)) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,14 +229,18 @@ type testServer struct {
 	http *httptest.Server
 }
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t *testing.T, opts ...Option) *testServer {
 	t.Helper()
-	sess := newFakeSession(t)
+	return newTestServerOn(t, newFakeSession(t), opts...)
+}
+
+func newTestServerOn(t *testing.T, sess *fakeSession, opts ...Option) *testServer {
+	t.Helper()
 	g, err := runner.LoadGuild(seed.Guild(), "seed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(sess, g, "test-1.2.3")
+	s, err := New(sess, g, "test-1.2.3", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,4 +308,107 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// fakeQueue is a Queue over the workspace's real store.Queue (so its
+// errors are the store's own) that submits through the fake session, as
+// runner.Scheduler does through a real one.
+type fakeQueue struct {
+	sess *fakeSession
+	q    *store.Queue
+
+	mu       sync.Mutex
+	watchers []chan struct{}
+}
+
+func newFakeQueue(sess *fakeSession) *fakeQueue {
+	return &fakeQueue{sess: sess, q: sess.ws.Queue()}
+}
+
+func (f *fakeQueue) changed(it store.QueueItem, err error) (store.QueueItem, error) {
+	if err == nil {
+		f.mu.Lock()
+		for _, ch := range f.watchers {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+		f.mu.Unlock()
+	}
+	return it, err
+}
+
+func (f *fakeQueue) Add(ctx context.Context, spec store.QueueSpec) (store.QueueItem, error) {
+	return f.changed(f.q.Add(ctx, spec))
+}
+
+func (f *fakeQueue) Edit(ctx context.Context, id string, e store.QueueEdit) (store.QueueItem, error) {
+	return f.changed(f.q.Edit(ctx, id, e))
+}
+
+func (f *fakeQueue) MoveTo(ctx context.Context, id string, pos int) (store.QueueItem, error) {
+	return f.changed(f.q.MoveTo(ctx, id, pos))
+}
+
+func (f *fakeQueue) MoveBy(ctx context.Context, id string, delta int) (store.QueueItem, error) {
+	return f.changed(f.q.MoveBy(ctx, id, delta))
+}
+
+func (f *fakeQueue) Cancel(ctx context.Context, id string) (store.QueueItem, error) {
+	return f.changed(f.q.Cancel(ctx, id))
+}
+
+func (f *fakeQueue) Requeue(ctx context.Context, id string) (store.QueueItem, error) {
+	return f.changed(f.q.Requeue(ctx, id))
+}
+
+func (f *fakeQueue) Answer(ctx context.Context, id, answer string) (store.QueueItem, error) {
+	return f.changed(f.q.Answer(ctx, id, answer))
+}
+
+func (f *fakeQueue) List() ([]store.QueueItem, error) { return f.q.List() }
+
+func (f *fakeQueue) Get(id string) (store.QueueItem, error) { return f.q.Get(id) }
+
+func (f *fakeQueue) SubmitOrQueue(ctx context.Context, sub runner.Submission) (string, *store.QueueItem, error) {
+	if _, busy := f.sess.Active(); !busy {
+		id, err := f.sess.Submit(ctx, sub)
+		return id, nil, err
+	}
+	it, err := f.Add(ctx, store.QueueSpec{Task: sub.Task, Effort: sub.Effort, LogLevel: sub.LogLevel, ContinuesFrom: sub.ContinuesFrom})
+	if err != nil {
+		return "", nil, err
+	}
+	return "", &it, nil
+}
+
+func (f *fakeQueue) Watch() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	f.mu.Lock()
+	f.watchers = append(f.watchers, ch)
+	f.mu.Unlock()
+	return ch, func() {}
+}
+
+// park settles a new item needs_input with question q, as the scheduler
+// does when its parked run asked.
+func (f *fakeQueue) park(t *testing.T, task string, q *store.QueueQuestion) store.QueueItem {
+	t.Helper()
+	ctx := context.Background()
+	it, err := f.q.Add(ctx, store.QueueSpec{Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := f.q.ClaimNext(ctx); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if _, err := f.q.MarkActive(ctx, it.ID, "run-20250101-000001"); err != nil {
+		t.Fatal(err)
+	}
+	it, err = f.q.Finish(ctx, it.ID, store.QueueOutcome{RunID: "run-20250101-000001", RunStatus: "needs_clarification", Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/guildhall/guildhall/render/labelset"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web/assets"
 	"github.com/guildhall/guildhall/web/static"
@@ -66,16 +67,39 @@ type Server struct {
 	views *viewCache
 	hub   *hub
 
+	// queue is the optional task queue (WithQueue); nil without one.
+	queue Queue
+	// summaries makes thread summaries in the background (WithSummarizer).
+	summaries *summaries
+
 	startOnce sync.Once
 
 	mu    sync.Mutex
 	guard *guard // nil until bound: loopback names on any port pass
 }
 
+// Option configures optional parts of a Server.
+type Option func(*Server)
+
+// WithQueue serves the task queue (the /api/queue routes) through q, and
+// makes POST /api/runs queue a task while a run is live instead of
+// refusing it. *runner.Scheduler satisfies Queue.
+func WithQueue(q Queue) Option {
+	return func(s *Server) { s.queue = q }
+}
+
+// WithSummarizer lets GET /api/runs/:id/thread offer a generated title
+// and description of the thread, made by p with model in the background
+// and cached with the run (runner.ThreadSummary). Neither p nor model is
+// ever served. Without it, only a summary already cached on disk is shown.
+func WithSummarizer(p provider.Provider, model string) Option {
+	return func(s *Server) { s.summaries.p, s.summaries.model = p, model }
+}
+
 // New builds a server for sess running guild; version is the build version
 // /api/config reports. A guild whose visualization section does not parse
 // is an error.
-func New(sess Session, guild *runner.Guild, version string) (*Server, error) {
+func New(sess Session, guild *runner.Guild, version string, opts ...Option) (*Server, error) {
 	if sess == nil || guild == nil {
 		return nil, errors.New("web: a session and a guild are required")
 	}
@@ -84,11 +108,16 @@ func New(sess Session, guild *runner.Guild, version string) (*Server, error) {
 		return nil, fmt.Errorf("web: labels: %w", err)
 	}
 	files := static.Files()
-	return &Server{
+	s := &Server{
 		sess: sess, guild: guild, version: version, labels: labels,
 		assets: assets.New(files), files: files,
 		views: newViewCache(sess.Workspace(), labels), hub: newHub(),
-	}, nil
+		summaries: newSummaries(sess.Workspace()),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Start begins following the session's events (the live run's model and
@@ -96,9 +125,13 @@ func New(sess Session, guild *runner.Guild, version string) (*Server, error) {
 // Handler itself must call it too. Later calls do nothing.
 func (s *Server) Start(ctx context.Context) {
 	s.startOnce.Do(func() {
+		s.summaries.start(ctx)
 		backlog, sub := s.sess.SubscribeLossless(1024)
 		s.views.resetLive(backlog)
 		go s.follow(ctx, sub)
+		if s.queue != nil {
+			go s.followQueue(ctx)
+		}
 	})
 }
 
@@ -209,12 +242,20 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/runs/{id}/thread", s.handleThread)
 	mux.HandleFunc("POST /api/runs/{id}/interrupt", s.handleInterrupt)
 	mux.HandleFunc("POST /api/runs/{id}/pause", s.handleControl(s.sess.Pause))
-	mux.HandleFunc("POST /api/runs/{id}/resume", s.handleControl(s.sess.Resume))
+	mux.HandleFunc("POST /api/runs/{id}/resume", s.handleResume)
 	mux.HandleFunc("POST /api/runs/{id}/terminate", s.handleControl(s.sess.Terminate))
 
 	mux.HandleFunc("GET /api/questions", s.handleQuestions)
 	mux.HandleFunc("POST /api/answer", s.handleAnswer)
 	mux.HandleFunc("GET /api/events", s.handleEvents)
+
+	mux.HandleFunc("GET /api/queue", s.handleQueueList)
+	mux.HandleFunc("POST /api/queue", s.handleQueueAdd)
+	mux.HandleFunc("GET /api/queue/{id}", s.handleQueueGet)
+	mux.HandleFunc("PATCH /api/queue/{id}", s.handleQueueEdit)
+	mux.HandleFunc("DELETE /api/queue/{id}", s.handleQueueCancel)
+	mux.HandleFunc("POST /api/queue/{id}/answer", s.handleQueueAnswer)
+	mux.HandleFunc("POST /api/queue/{id}/requeue", s.handleQueueRequeue)
 
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found")

@@ -102,7 +102,11 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	if common.web != "" {
 		var url bytes.Buffer
-		if err := serveWeb(ctx, common, sess, s.guild, &url); err != nil {
+		var sched *runner.Scheduler
+		if q, ok := opts.Queue.(*runner.Scheduler); ok {
+			sched = q
+		}
+		if err := serveWeb(ctx, common, sess, s, sched, &url); err != nil {
 			sess.Close()
 			return err
 		}

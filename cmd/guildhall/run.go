@@ -133,11 +133,15 @@ func openSession(s *setup, noInput bool) (*runner.Session, error) {
 
 // serveWeb starts the browser companion on the session when --web is set
 // and prints its URL.
-func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, g *runner.Guild, errOut io.Writer) error {
+func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s *setup, sched *runner.Scheduler, errOut io.Writer) error {
 	if common.web == "" {
 		return nil
 	}
-	srv, err := web.New(sess, g, version)
+	opts := []web.Option{web.WithSummarizer(s.provider, s.deployment.Model.Name)}
+	if sched != nil {
+		opts = append(opts, web.WithQueue(sched))
+	}
+	srv, err := web.New(sess, s.guild, version, opts...)
 	if err != nil {
 		return &exitCodeError{code: exitError, err: err}
 	}
@@ -174,7 +178,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 		<-printed
 		return err
 	}
-	if err := serveWeb(runCtx, common, sess, s.guild, cmd.ErrOrStderr()); err != nil {
+	if err := serveWeb(runCtx, common, sess, s, nil, cmd.ErrOrStderr()); err != nil {
 		return finish(err)
 	}
 	if err := start(runCtx); err != nil {

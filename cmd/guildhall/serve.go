@@ -36,7 +36,11 @@ the browser. On start the newest resumable run resumes.`,
 					fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
 				}
 			}
-			if err := serveWeb(ctx, common, sess, s.guild, cmd.ErrOrStderr()); err != nil {
+			sched, err := startScheduler(ctx, sess, cmd.ErrOrStderr())
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: the queue is unavailable:", render.SanitizeLine(err.Error()))
+			}
+			if err := serveWeb(ctx, common, sess, s, sched, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			<-ctx.Done()

@@ -1,5 +1,5 @@
 // The product client: one screen (a top bar and the Watch / History /
-// Compose screens) over the live API. It keeps what it shows plus the flow
+// Compose / Queue screens) over the live API. It keeps what it shows plus the flow
 // version it asks deltas from; the server holds the run.
 //
 // Text safety: agent prose (task text, result summaries, error messages,
@@ -7,7 +7,11 @@
 // streamed replies, transcript messages) reaches the DOM only through
 // prose() → renderMarkdown (the sanitized pipeline). Every machine field
 // (ids, statuses, counts, times, paths, tool names, the one-line summary,
-// the operator's own answers and messages) is a text node.
+// the operator's own answers and messages) is a text node. The
+// task-identity header (the generated thread summary or the deterministic
+// identity and latest human text) is text only; the task-history drawer
+// and the Queue screen follow the same split (thread-view.ts,
+// queue-view.ts).
 
 import { app, h, type VNode, type Child } from "./hyperapp.js";
 import { prose } from "./prose.js";
@@ -19,6 +23,8 @@ import {
 } from "./tooltip.js";
 import { renderQuestionModal, type PendingQuestion } from "./question-modal.js";
 import { renderResultModal, type RunError, type RunResult } from "./result-modal.js";
+import { renderTaskIdentity, renderThreadBody, type Thread } from "./thread-view.js";
+import { parkedQuestion, renderQueue, type QueueEditDraft, type QueueItem } from "./queue-view.js";
 
 // ---- API shapes (see docs/api.md) ----
 
@@ -28,6 +34,7 @@ interface Config {
   labels: LabelSet;
   efforts: string[];
   logLevels: string[];
+  queue: boolean;
 }
 
 interface HealthView {
@@ -105,21 +112,6 @@ interface Transcript {
   omitted: number;
 }
 
-interface ThreadEntry {
-  kind: string;
-  runId: string;
-  text: string;
-  status?: string;
-  at: string;
-}
-
-interface Thread {
-  runId: string;
-  title: string;
-  latestHuman: string;
-  entries: ThreadEntry[];
-}
-
 type Target =
   | { kind: "operation"; id: string }
   | { kind: "participant"; id: string }
@@ -132,7 +124,7 @@ interface Tip {
   hideToken: number;
 }
 
-type Screen = "watch" | "history" | "compose";
+type Screen = "watch" | "history" | "compose" | "queue";
 
 interface State {
   config: Config | null;
@@ -172,6 +164,18 @@ interface State {
   thread: Thread | null;
   drawerOpen: boolean;
   notice: string;
+  historyNotice: string;
+  queue: QueueItem[];
+  queueTask: string;
+  queueEffort: string;
+  queueBusy: boolean;
+  queueNotice: string;
+  queueEdit: QueueEditDraft | null;
+  queueExpanded: string;
+  queueAnswerFor: string;
+  queueAnswerDraft: string;
+  queueAnswerBusy: boolean;
+  queueAnswerNotice: string;
 }
 
 const initialState: State = {
@@ -181,7 +185,9 @@ const initialState: State = {
   interruptOpen: false, interruptKind: "inquiry", interruptDraft: "", interruptNotice: "",
   planOpen: false, plan: null, runs: [], expanded: "",
   task: "", effort: "", continuesFrom: "", composeBusy: false, composeNotice: "", defaultEffort: "",
-  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "",
+  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "",
+  queue: [], queueTask: "", queueEffort: "", queueBusy: false, queueNotice: "", queueEdit: null, queueExpanded: "",
+  queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "",
 };
 
 // ---- fixed copy ----
@@ -216,6 +222,11 @@ function runLabel(r: RunSummary | null): string {
     return "";
   }
   return r.summary !== null && r.summary !== "" ? firstLine(r.summary) : firstLine(r.task);
+}
+
+/** resumable: a run that stopped before finishing and is not the live one. */
+function resumable(r: RunSummary): boolean {
+  return !r.active && (r.status === "running" || r.status === "suspended" || r.status === "paused");
 }
 
 function formatTime(iso: string | undefined): string {
@@ -378,6 +389,15 @@ export function start(node: Element): void {
     }
   }
 
+  async function refreshQueue(): Promise<void> {
+    const res = await api<{ items: QueueItem[] }>("/api/queue");
+    if (res.ok && res.body !== null) {
+      send(QueueLoaded, res.body.items);
+    } else if (res.status === 503) {
+      send(Patch, { queueNotice: "The queue file is malformed, so the queue is stopped. Repair it or run `guildhall queue reset`." });
+    }
+  }
+
   async function loadDetails(runId: string, opId: string): Promise<void> {
     const res = await api<{ details?: string }>(`/api/runs/${enc(runId)}/flow?operation=${enc(opId)}`);
     if (res.ok && res.body !== null) {
@@ -404,6 +424,9 @@ export function start(node: Element): void {
     void refreshHealth();
     void refreshRuns();
     void refreshThread();
+    if (getState().config?.queue) {
+      void refreshQueue();
+    }
   }
 
   function beep(): void {
@@ -471,8 +494,9 @@ export function start(node: Element): void {
     return next;
   };
 
-  const SetScreen: Action<Screen> = (s, screen) => [{ ...s, screen, tip: null },
-    screen === "history" || screen === "compose" ? effect(() => void refreshRuns()) : null];
+  const SetScreen: Action<Screen> = (s, screen) => [{ ...s, screen, tip: null, historyNotice: "" },
+    screen === "history" || screen === "compose" ? effect(() => void refreshRuns())
+      : screen === "queue" ? effect(() => void refreshQueue()) : null];
 
   const StreamDelta: Action<{ roleId: string; content: string }> = (s, p) => {
     const prev = s.stream !== null && s.stream.roleId === p.roleId ? s.stream.text : "";
@@ -655,10 +679,17 @@ export function start(node: Element): void {
     }
     return [{ ...s, composeBusy: true, composeNotice: "" }, effect(() => {
       void (async () => {
-        const res = await api<{ runId: string; error?: string }>("/api/runs", { method: "POST", body });
-        if (res.status === 201 && res.body !== null) {
+        const res = await api<{ runId?: string; queued?: QueueItem; error?: string }>("/api/runs", { method: "POST", body });
+        if (res.status === 201 && res.body !== null && res.body.queued !== undefined) {
+          const item = res.body.queued;
           send(Patch, { composeBusy: false, task: "", continuesFrom: "", composeNotice: "" });
-          send(Watch, res.body.runId);
+          send(Patch, { screen: "queue", queueNotice: "A run is in progress, so the task was queued as " + item.id + "." });
+          void refreshQueue();
+          return;
+        }
+        if (res.status === 201 && res.body !== null && res.body.runId !== undefined) {
+          send(Patch, { composeBusy: false, task: "", continuesFrom: "", composeNotice: "" });
+          send(Watch, res.body.runId ?? "");
           send(Patch, { follow: true });
           void refreshRuns();
           return;
@@ -671,6 +702,127 @@ export function start(node: Element): void {
       })();
     })];
   };
+
+  // ---- History: resume a stopped run ----
+
+  const ResumeRun: Action<string> = (s, runId) => [{ ...s, historyNotice: "Resuming " + runId + "…" }, effect(() => {
+    void (async () => {
+      const res = await api<{ error?: string }>(`/api/runs/${enc(runId)}/resume`, { method: "POST" });
+      if (res.ok) {
+        send(Patch, { historyNotice: "" });
+        send(Watch, runId);
+        send(Patch, { follow: true });
+      } else {
+        const code = (res.body as { error?: string } | null)?.error ?? "";
+        send(Patch, {
+          historyNotice: code === "run_in_progress" ? "Another run is in progress. Resume this one when it has finished."
+            : code === "run_not_active" ? "This run cannot be resumed: it has finished or has no checkpoint to resume from."
+              : "The run could not be resumed.",
+        });
+      }
+      void refreshRuns();
+    })();
+  })];
+
+  // ---- the queue ----
+
+  const QueueLoaded: Action<QueueItem[]> = (s, items) => {
+    const answering = items.find((it) => it.id === s.queueAnswerFor && it.status === "needs_input");
+    const edit = s.queueEdit !== null && items.some((it) => it.id === s.queueEdit?.id && it.status === "waiting") ? s.queueEdit : null;
+    return answering !== undefined ? { ...s, queue: items, queueEdit: edit }
+      : { ...s, queue: items, queueEdit: edit, queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "" };
+  };
+
+  const QUEUE_ERRORS: Record<string, string> = {
+    not_found: "That task is no longer in the queue.",
+    status_forbidden: "That task has moved on since the list was drawn; it cannot be changed that way now.",
+    invalid_body: "That is not a valid change.",
+    queue_corrupt: "The queue file is malformed, so the queue is stopped. Repair it or run `guildhall queue reset`.",
+    queue_unavailable: "This console has no queue.",
+  };
+  const queueError = (res: Reply<unknown>): string =>
+    QUEUE_ERRORS[(res.body as { error?: string } | null)?.error ?? ""] ?? "The queue could not be changed. Try again.";
+
+  const queueCall = (path: string, method: string, body?: unknown, after?: () => void): unknown => effect(() => {
+    void (async () => {
+      const res = await api<unknown>(path, { method, body });
+      send(Patch, { queueNotice: res.ok ? "" : queueError(res) });
+      if (res.ok && after !== undefined) {
+        after();
+      }
+      void refreshQueue();
+    })();
+  });
+
+  const QueueTask: Action<Event> = (s, ev) => ({ ...s, queueTask: (ev.target as HTMLTextAreaElement).value });
+  const QueueEffort: Action<Event> = (s, ev) => ({ ...s, queueEffort: (ev.target as HTMLSelectElement).value });
+  const QueueAdd: Action<Event> = (s, ev) => {
+    ev.preventDefault();
+    if (s.queueTask.trim() === "" || s.queueBusy) {
+      return s;
+    }
+    const body: Record<string, string> = { task: s.queueTask };
+    if (s.queueEffort !== "") {
+      body.effort = s.queueEffort;
+    }
+    return [{ ...s, queueBusy: true, queueNotice: "" }, effect(() => {
+      void (async () => {
+        const res = await api<{ item: QueueItem }>("/api/queue", { method: "POST", body });
+        if (res.status === 201) {
+          send(Patch, { queueBusy: false, queueTask: "", queueNotice: "" });
+        } else {
+          send(Patch, { queueBusy: false, queueNotice: queueError(res) });
+        }
+        void refreshQueue();
+      })();
+    })];
+  };
+  const QueueMove: Action<{ id: string; delta: number }> = (s, p) =>
+    [s, queueCall(`/api/queue/${enc(p.id)}`, "PATCH", { moveBy: p.delta })];
+  const QueueTop: Action<string> = (s, id) => [s, queueCall(`/api/queue/${enc(id)}`, "PATCH", { position: 0 })];
+  const QueueCancel: Action<string> = (s, id) => [s, queueCall(`/api/queue/${enc(id)}`, "DELETE")];
+  const QueueRequeue: Action<string> = (s, id) => [s, queueCall(`/api/queue/${enc(id)}/requeue`, "POST")];
+  const QueueToggle: Action<string> = (s, id) => ({ ...s, queueExpanded: s.queueExpanded === id ? "" : id });
+  const QueueEditOpen: Action<QueueItem> = (s, it) => ({ ...s, queueEdit: { id: it.id, task: it.task, effort: it.effort ?? "" } });
+  const QueueEditTask: Action<Event> = (s, ev) =>
+    (s.queueEdit === null ? s : { ...s, queueEdit: { ...s.queueEdit, task: (ev.target as HTMLTextAreaElement).value } });
+  const QueueEditEffort: Action<Event> = (s, ev) =>
+    (s.queueEdit === null ? s : { ...s, queueEdit: { ...s.queueEdit, effort: (ev.target as HTMLSelectElement).value } });
+  const QueueEditClose: Action<unknown> = (s) => ({ ...s, queueEdit: null });
+  const QueueEditSave: Action<Event> = (s, ev) => {
+    ev.preventDefault();
+    const d = s.queueEdit;
+    if (d === null || d.task.trim() === "") {
+      return s;
+    }
+    return [s, queueCall(`/api/queue/${enc(d.id)}`, "PATCH", { task: d.task, effort: d.effort }, () => send(Patch, { queueEdit: null }))];
+  };
+  const QueueAnswerOpen: Action<string> = (s, id) =>
+    ({ ...s, queueAnswerFor: id, queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "" });
+  const QueueAnswerClose: Action<unknown> = (s) => ({ ...s, queueAnswerFor: "" });
+  const QueueAnswerDraft: Action<Event> = (s, ev) => ({ ...s, queueAnswerDraft: (ev.target as HTMLTextAreaElement).value });
+  const sendQueueAnswer = (s: State, answer: string): State | [State, unknown] => {
+    const id = s.queueAnswerFor;
+    if (id === "" || answer.trim() === "" || s.queueAnswerBusy) {
+      return s;
+    }
+    return [{ ...s, queueAnswerBusy: true, queueAnswerNotice: "" }, effect(() => {
+      void (async () => {
+        const res = await api<{ item: QueueItem }>(`/api/queue/${enc(id)}/answer`, { method: "POST", body: { answer } });
+        if (res.ok) {
+          send(Patch, { queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueNotice: "Answered. The task runs next." });
+        } else {
+          send(Patch, { queueAnswerBusy: false, queueAnswerNotice: queueError(res) });
+        }
+        void refreshQueue();
+      })();
+    })];
+  };
+  const QueueAnswerSubmit: Action<Event> = (s, ev) => {
+    ev.preventDefault();
+    return sendQueueAnswer(s, s.queueAnswerDraft);
+  };
+  const QueueAnswerOption: Action<string> = (s, label) => sendQueueAnswer(s, label);
 
   // ---- the event stream ----
 
@@ -687,6 +839,9 @@ export function start(node: Element): void {
     es.addEventListener("event", (ev) => {
       const n = JSON.parse((ev as MessageEvent).data) as { seq: number; type: string; runId: string };
       const s = getState();
+      if (n.type === "run_status" && getState().config?.queue) {
+        void refreshQueue(); // a queued run may have settled, whichever run is viewed
+      }
       if (n.type === "run_started") {
         void refreshRuns();
         if (s.follow && n.runId !== s.runId) {
@@ -718,6 +873,7 @@ export function start(node: Element): void {
           break;
       }
     });
+    es.addEventListener("queue", () => void refreshQueue());
     // Streamed text is buffered and shown at most every STREAM_FLUSH_MS:
     // each flush re-renders the tail through the Markdown pipeline.
     let pending: { roleId: string; content: string } | null = null;
@@ -817,7 +973,8 @@ export function start(node: Element): void {
         s.run !== null ? h("span", { class: "status status--" + s.run.status }, s.run.status) : null,
         s.run !== null ? h("span", { class: "effort" }, "effort " + s.run.effort) : null,
       ]),
-      h("nav", { class: "tabs" }, [tab("watch", "Watch"), tab("history", "History"), tab("compose", "Compose")]),
+      h("nav", { class: "tabs" }, [tab("watch", "Watch"), tab("history", "History"), tab("compose", "Compose"),
+        s.config?.queue ? tab("queue", queueTabLabel(s)) : null]),
       h("div", { class: "prefs" }, [
         h("label", {}, ["Labels ", h("select", { onchange: SetTier, value: s.tier },
           TIERS.map((t) => h("option", { value: t, selected: s.tier === t }, t)))]),
@@ -944,23 +1101,7 @@ export function start(node: Element): void {
         h("h3", {}, "Task history"),
         h("button", { type: "button", onclick: [Patch, { drawerOpen: false }] }, "Close"),
       ]),
-      t === null ? h("p", { class: "muted" }, "Loading…") : h("div", {}, [
-        h("p", { class: "thread-title" }, t.title),
-        ...t.entries.map((e, i) => {
-          switch (e.kind) {
-            case "human":
-              return h("div", { class: "turn turn--human", key: String(i) }, [h("div", { class: "msg-head" }, "You · " + e.runId), prose(e.text, "md")]);
-            case "orchestrator":
-              return h("div", { class: "turn turn--orchestrator", key: String(i) }, [h("div", { class: "msg-head" }, "Result · " + (e.status ?? "")), prose(e.text, "md")]);
-            case "question":
-              return h("div", { class: "turn turn--question", key: String(i) }, [h("div", { class: "msg-head" }, "Question"), prose(e.text, "md")]);
-            case "answer":
-              return h("div", { class: "turn turn--answer", key: String(i) }, [h("div", { class: "msg-head" }, "Your answer"), h("p", {}, e.text)]);
-            default:
-              return h("div", { class: "turn turn--system", key: String(i) }, "Run " + e.runId + " · " + (e.status ?? e.text));
-          }
-        }),
-      ]),
+      t === null ? h("p", { class: "muted" }, "Loading…") : renderThreadBody(t),
     ]);
   }
 
@@ -972,6 +1113,7 @@ export function start(node: Element): void {
     const tipContent = tooltipContent(s, r);
     const asker = question !== undefined ? s.flow.participants.find((p) => p.roleId === question.roleId) : undefined;
     return h("main", { class: "watch" }, [
+      s.thread !== null && s.thread.runId === s.runId ? renderTaskIdentity(s.thread) : null,
       pauseCard(s),
       h("div", { class: "watch-bar" }, [
         h("div", { class: "now" }, [
@@ -1021,6 +1163,7 @@ export function start(node: Element): void {
   function historyScreen(s: State): VNode {
     return h("main", { class: "history" }, [
       h("h2", {}, "History"),
+      s.historyNotice !== "" ? h("p", { class: "notice" }, s.historyNotice) : null,
       s.runs.length === 0 ? h("p", { class: "muted" }, "No runs yet.") : null,
       h("ul", { class: "run-list" }, s.runs.map((r) => {
         const open = s.expanded === r.runId;
@@ -1039,6 +1182,7 @@ export function start(node: Element): void {
             err !== null && err.message ? h("div", {}, [h("div", { class: "section-label" }, "Error"), prose(err.message, "md")]) : null,
             h("div", { class: "actions" }, [
               h("button", { type: "button", onclick: [Watch, r.runId] }, "Watch"),
+              resumable(r) ? h("button", { type: "button", class: "primary", onclick: [ResumeRun, r.runId] }, "Resume") : null,
               terminalStatus(r.status) ? h("button", { type: "button", onclick: [ComposeFrom, r.runId] }, "Continue from this run") : null,
             ]),
           ]) : null,
@@ -1094,13 +1238,50 @@ export function start(node: Element): void {
     ]);
   }
 
+  function queueTabLabel(s: State): string {
+    const parked = s.queue.filter((it) => it.status === "needs_input").length;
+    const waiting = s.queue.filter((it) => it.status === "waiting").length;
+    return "Queue" + (waiting > 0 ? " (" + waiting + ")" : "") + (parked > 0 ? " ?" : "");
+  }
+
+  function queueScreen(s: State): VNode {
+    const answering = s.queue.find((it) => it.id === s.queueAnswerFor && it.status === "needs_input");
+    return h("main", { class: "queue" }, [
+      h("h2", {}, "Queue"),
+      renderQueue({
+        items: s.queue, efforts: s.config?.efforts ?? ["quick", "standard", "thorough"],
+        task: s.queueTask, effort: s.queueEffort, busy: s.queueBusy, notice: s.queueNotice,
+        edit: s.queueEdit, expanded: s.queueExpanded,
+        onTask: QueueTask, onEffort: QueueEffort, onAdd: QueueAdd,
+        onMove: (id: string, delta: number) => [QueueMove, { id, delta }],
+        onTop: (id: string) => [QueueTop, id],
+        onCancel: (id: string) => [QueueCancel, id],
+        onRequeue: (id: string) => [QueueRequeue, id],
+        onEdit: (it: QueueItem) => [QueueEditOpen, it],
+        onEditTask: QueueEditTask, onEditEffort: QueueEditEffort, onEditSave: QueueEditSave, onEditClose: QueueEditClose,
+        onAnswer: (id: string) => [QueueAnswerOpen, id],
+        onToggle: (id: string) => [QueueToggle, id],
+        onWatch: (runId: string) => [Watch, runId],
+      }),
+      answering !== undefined ? h("div", { class: "queue-modal-host" }, [
+        renderQuestionModal({
+          question: parkedQuestion(answering), runLabel: (answering.runId ?? answering.id) + " · queued task " + answering.id,
+          askerLabel: "A queued task", draft: s.queueAnswerDraft, busy: s.queueAnswerBusy, notice: s.queueAnswerNotice,
+          onDraft: QueueAnswerDraft, onOption: (label: string) => [QueueAnswerOption, label], onSubmit: QueueAnswerSubmit,
+          onClose: QueueAnswerClose,
+        }),
+      ]) : null,
+    ]);
+  }
+
   function view(s: State): VNode {
     updateChrome(s);
     const r = new LabelResolver(s.config?.labels, s.tier);
     return h("div", { class: "app" }, [
       topBar(s),
       healthBanner(s),
-      s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s) : composeScreen(s),
+      s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
+        : s.screen === "queue" ? queueScreen(s) : composeScreen(s),
     ]);
   }
 

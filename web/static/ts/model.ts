@@ -143,7 +143,10 @@ function upsertOps(base: readonly Operation[], changed: readonly Operation[] | u
 /** merge applies an envelope to the model the client holds. */
 export function merge(s: ModelState, env: Envelope): ModelState {
   if (env.kind === "snapshot" && env.model !== undefined) {
-    return env.model;
+    // A model with nothing in it may arrive with null lists (Go's nil
+    // slices); the views iterate them.
+    const m = env.model;
+    return { ...m, participants: m.participants ?? [], operations: m.operations ?? [], stacks: m.stacks ?? [] };
   }
   return {
     ...s,

@@ -36,6 +36,8 @@ export interface QuestionModalProps {
   onDraft: unknown;
   onOption: (label: string) => unknown;
   onSubmit: unknown;
+  /** When set, the modal offers a Close button (the Queue screen's answer modal). */
+  onClose?: unknown;
 }
 
 export function renderQuestionModal(p: QuestionModalProps): VNode {
@@ -63,6 +65,7 @@ export function renderQuestionModal(p: QuestionModalProps): VNode {
         h("label", { for: "answer-input" }, "Your answer"),
         h("textarea", { id: "answer-input", rows: 3, value: p.draft, oninput: p.onDraft, disabled: p.busy }),
         h("div", { class: "modal-actions" }, [
+          p.onClose !== undefined ? h("button", { type: "button", onclick: p.onClose }, "Close") : null,
           h("button", { type: "submit", class: "primary", disabled: p.busy || p.draft.trim() === "" }, "Send answer"),
         ]),
         p.notice !== "" ? h("p", { class: "notice" }, p.notice) : null,
