@@ -10,7 +10,3 @@ import (
 // internalHandler runs an executor-implemented tool against the run state.
 type internalHandler func(ctx context.Context, f *Frame, args json.RawMessage) tools.Result
 
-func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
-}
