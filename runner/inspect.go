@@ -28,7 +28,10 @@ const (
 // internalTools lists the tools the executor implements besides agent and
 // finish: they need the role stack, not just the workspace.
 func (r *Run) internalTools() map[string]internalHandler {
-	return map[string]internalHandler{
+	if r.internal != nil {
+		return r.internal
+	}
+	r.internal = map[string]internalHandler{
 		"context_info":           r.toolContextInfo,
 		"edit_context":           r.toolEditContext,
 		"list_role_messages":     r.toolListRoleMessages,
@@ -37,6 +40,7 @@ func (r *Run) internalTools() map[string]internalHandler {
 		"recent_role_tool_calls": r.toolRecentRoleToolCalls,
 		"trigger_interrupt":      r.toolTriggerInterrupt,
 	}
+	return r.internal
 }
 
 // target resolves a targetRole argument. Empty means the caller itself

@@ -112,6 +112,7 @@ type Run struct {
 	stack        []*Frame
 	handlerDepth int
 	decisions    map[string]decision
+	internal     map[string]internalHandler
 	// loggedStart and loggedFinish record, on a resumed run, which
 	// role_start and role_finished events the log already holds, with the
 	// logged cards, so none is written twice.
