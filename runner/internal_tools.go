@@ -9,4 +9,3 @@ import (
 
 // internalHandler runs an executor-implemented tool against the run state.
 type internalHandler func(ctx context.Context, f *Frame, args json.RawMessage) tools.Result
-

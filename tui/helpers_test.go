@@ -66,9 +66,9 @@ func (f *fakeSession) Resume(id string) error {
 	f.resumed = append(f.resumed, id)
 	return nil
 }
-func (f *fakeSession) Terminate(string) error                 { return nil }
-func (f *fakeSession) Health() runner.HealthView              { return runner.HealthView{State: runner.HealthOK} }
-func (f *fakeSession) Workspace() store.Workspace             { return f.ws }
+func (f *fakeSession) Terminate(string) error     { return nil }
+func (f *fakeSession) Health() runner.HealthView  { return runner.HealthView{State: runner.HealthOK} }
+func (f *fakeSession) Workspace() store.Workspace { return f.ws }
 
 // loadEvents reads a log.jsonl fixture from testdata.
 func loadEvents(t testing.TB, name string) []event.Event {
