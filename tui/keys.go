@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"errors"
+	"github.com/guildhall/guildhall/runner/event"
 	"strconv"
 	"strings"
 
@@ -520,52 +521,75 @@ func (m *Model) questionVisible() bool { return len(m.questions) > 0 && !m.qHidd
 func (m *Model) keyQuestion(k tea.KeyMsg) tea.Cmd {
 	q := &m.questions[0]
 	st := &m.q
-	key := k.String()
-	switch key {
+	switch k.String() {
 	case "esc":
 		m.qHidden = true
-		return nil
-	case "pgup":
-		st.scroll = max(0, st.scroll-5)
-		return nil
-	case "pgdown":
-		st.scroll += 5
 		return nil
 	case "enter":
 		if q.sent {
 			return nil
 		}
-		answer := strings.TrimSpace(st.editor.Value())
-		if answer == "" && st.opt >= 0 && st.opt < len(q.q.Options) {
-			answer = q.q.Options[st.opt].Label
-		}
+		answer := st.answer(optionLabels(q.q.Options))
 		if answer == "" {
 			m.notice = "Type an answer or pick an option."
 			return nil
 		}
 		q.sent = true
 		return answerCmd(m.sess, q.q.ID, answer)
+	}
+	st.handleKey(k, len(q.q.Options))
+	return nil
+}
+
+// answer is the typed answer, else the picked option's label.
+func (st *questionState) answer(options []string) string {
+	answer := strings.TrimSpace(st.editor.Value())
+	if answer == "" && st.opt >= 0 && st.opt < len(options) {
+		answer = options[st.opt]
+	}
+	return answer
+}
+
+// handleKey is the answer form shared by the question modal and the
+// parked-question modal: scrolling, picking an option with the arrows or
+// its number while nothing is typed, and typing a free answer (which
+// clears the pick).
+func (st *questionState) handleKey(k tea.KeyMsg, options int) {
+	switch k.String() {
+	case "pgup":
+		st.scroll = max(0, st.scroll-5)
+		return
+	case "pgdown":
+		st.scroll += 5
+		return
 	case "up":
-		if st.editor.Empty() && len(q.q.Options) > 0 {
+		if st.editor.Empty() && options > 0 {
 			st.opt = max(0, st.opt-1)
-			return nil
+			return
 		}
 	case "down":
-		if st.editor.Empty() && len(q.q.Options) > 0 {
-			st.opt = min(len(q.q.Options)-1, st.opt+1)
-			return nil
+		if st.editor.Empty() && options > 0 {
+			st.opt = min(options-1, st.opt+1)
+			return
 		}
 	}
 	if st.editor.Empty() && k.Type == tea.KeyRunes && len(k.Runes) == 1 && !k.Paste {
-		if n, err := strconv.Atoi(string(k.Runes)); err == nil && n >= 1 && n <= len(q.q.Options) {
+		if n, err := strconv.Atoi(string(k.Runes)); err == nil && n >= 1 && n <= options {
 			st.opt = n - 1
-			return nil
+			return
 		}
 	}
 	if st.editor.HandleKey(k) && !st.editor.Empty() {
 		st.opt = -1
 	}
-	return nil
+}
+
+func optionLabels(opts []event.Option) []string {
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = o.Label
+	}
+	return out
 }
 
 func (m *Model) keyInterrupt(k tea.KeyMsg) tea.Cmd {

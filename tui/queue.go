@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,10 +73,8 @@ type queueEditState struct {
 type queueAnswerState struct {
 	id, runID string
 	q         store.QueueQuestion
-	opt       int
-	editor    editor
-	scroll    int
-	sent      bool
+	questionState
+	sent bool
 }
 
 func listQueue(q Queue) tea.Cmd {
@@ -296,32 +293,26 @@ func (m *Model) keyQueue(key string) (tea.Cmd, bool) {
 }
 
 func (m *Model) openQueueAnswer(it store.QueueItem) {
-	st := &queueAnswerState{id: it.ID, runID: it.RunID, q: *it.Question, opt: -1}
+	st := &queueAnswerState{id: it.ID, runID: it.RunID, q: *it.Question, questionState: questionState{opt: -1}}
 	st.editor.placeholder = "Type an answer, or pick an option"
 	m.queue.answer = st
 }
 
 func (m *Model) keyQueueAnswer(k tea.KeyMsg) tea.Cmd {
 	st := m.queue.answer
-	key := k.String()
-	switch key {
+	switch k.String() {
 	case "esc":
 		m.queue.answer = nil
-		return nil
-	case "pgup":
-		st.scroll = max(0, st.scroll-5)
-		return nil
-	case "pgdown":
-		st.scroll += 5
 		return nil
 	case "enter":
 		if st.sent {
 			return nil
 		}
-		answer := strings.TrimSpace(st.editor.Value())
-		if answer == "" && st.opt >= 0 && st.opt < len(st.q.Options) {
-			answer = st.q.Options[st.opt].Label
+		labels := make([]string, len(st.q.Options))
+		for i, o := range st.q.Options {
+			labels[i] = o.Label
 		}
+		answer := st.answer(labels)
 		if answer == "" {
 			m.notice = "Type an answer or pick an option."
 			return nil
@@ -329,28 +320,9 @@ func (m *Model) keyQueueAnswer(k tea.KeyMsg) tea.Cmd {
 		st.sent = true
 		q, ctx, id := m.opts.Queue, m.ctx, st.id
 		return queueOp("answer", id, func() (store.QueueItem, error) { return q.Answer(ctx, id, answer) })
-	case "up":
-		if st.editor.Empty() && len(st.q.Options) > 0 {
-			st.opt = max(0, st.opt-1)
-			return nil
-		}
-	case "down":
-		if st.editor.Empty() && len(st.q.Options) > 0 {
-			st.opt = min(len(st.q.Options)-1, st.opt+1)
-			return nil
-		}
 	}
-	if st.sent {
-		return nil
-	}
-	if st.editor.Empty() && k.Type == tea.KeyRunes && len(k.Runes) == 1 && !k.Paste {
-		if n, err := strconv.Atoi(string(k.Runes)); err == nil && n >= 1 && n <= len(st.q.Options) {
-			st.opt = n - 1
-			return nil
-		}
-	}
-	if st.editor.HandleKey(k) && !st.editor.Empty() {
-		st.opt = -1
+	if key := k.String(); !st.sent || key == "pgup" || key == "pgdown" {
+		st.handleKey(k, len(st.q.Options))
 	}
 	return nil
 }
