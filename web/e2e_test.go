@@ -3,11 +3,9 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,32 +70,14 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 
 	tab, cancelTab := chromedp.NewContext(browser)
 	defer cancelTab()
-	var mu sync.Mutex
-	var problems []string
-	consoleDone := make(chan struct{})
-	messages := chromedp.Console(tab)
-	go func() {
-		defer close(consoleDone)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || m.Type == chromedp.ConsoleType("error") || m.Type == chromedp.ConsoleType("assert") {
-				mu.Lock()
-				problems = append(problems, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line+1))
-				mu.Unlock()
-			}
-		}
-	}()
+	console := webtest.WatchConsole(tab)
 
 	run, stop := context.WithTimeout(tab, 2*time.Minute) // a safety net, not an assertion
 	defer stop()
 	poll := func(what, expr string) {
 		t.Helper()
 		if _, err := chromedp.Run(run, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-			mu.Lock()
-			defer mu.Unlock()
-			t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(problems, "\n"))
+			t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(console.Snapshot(), "\n"))
 		}
 	}
 	eval := func(expr string) string {
@@ -215,10 +195,7 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 	logLatency(t, url, seenRaw, installed)
 
 	cancelTab()
-	<-consoleDone
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range console.Problems() {
 		t.Errorf("console: %s", p)
 	}
 }

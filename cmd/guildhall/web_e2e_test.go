@@ -3,11 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,23 +51,7 @@ func TestDemoWithWebCompanion(t *testing.T) {
 
 	tab, cancelTab := chromedp.NewContext(browser)
 	defer cancelTab()
-	var mu sync.Mutex
-	var problems []string
-	consoleDone := make(chan struct{})
-	messages := chromedp.Console(tab)
-	go func() {
-		defer close(consoleDone)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || m.Type == chromedp.ConsoleType("error") {
-				mu.Lock()
-				problems = append(problems, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line+1))
-				mu.Unlock()
-			}
-		}
-	}()
+	console := webtest.WatchConsole(tab)
 	run, stop := context.WithTimeout(tab, 2*time.Minute)
 	defer stop()
 	poll := func(what, expr string) {
@@ -92,10 +74,7 @@ func TestDemoWithWebCompanion(t *testing.T) {
 		t.Fatalf("result summary heading %q %v", got, err)
 	}
 	cancelTab()
-	<-consoleDone
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range console.Problems() {
 		t.Errorf("console: %s", p)
 	}
 	// With --web the process serves until interrupted, then exits with the

@@ -28,7 +28,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -139,27 +138,7 @@ func runFile(t *testing.T, browser context.Context, base, file string) {
 		t.Fatalf("open tab: %v", err)
 	}
 
-	var mu sync.Mutex
-	var problems []string
-	consoleDone := make(chan struct{})
-	messages := chromedp.Console(tab)
-	go func() {
-		defer close(consoleDone)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || m.Type == chromedp.ConsoleType("error") || m.Type == chromedp.ConsoleType("assert") {
-				where := ""
-				if m.URL != "" {
-					where = fmt.Sprintf(" (%s:%d:%d)", m.URL, m.Line+1, m.Column+1)
-				}
-				mu.Lock()
-				problems = append(problems, m.String()+where)
-				mu.Unlock()
-			}
-		}
-	}()
+	console := WatchConsole(tab)
 
 	ctx, cancel := context.WithTimeout(tab, suiteTimeout)
 	defer cancel()
@@ -176,7 +155,7 @@ func runFile(t *testing.T, browser context.Context, base, file string) {
 	})
 	// Stop the console reader: cancel the tab and wait for the iterator to end.
 	cancelTab()
-	<-consoleDone
+	problems := console.Problems()
 	if err != nil {
 		t.Fatalf("run %s: %v\nconsole: %s", file, err, strings.Join(problems, "\n"))
 	}
@@ -198,8 +177,6 @@ func runFile(t *testing.T, browser context.Context, base, file string) {
 			}
 		})
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, p := range problems {
 		t.Errorf("console: %s", p)
 	}
