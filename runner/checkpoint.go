@@ -17,6 +17,10 @@ type Checkpoint struct {
 	Counter        int       `json:"counter"`
 	LearnedCeiling int       `json:"learnedCeiling,omitempty"`
 	Stack          []*Frame  `json:"stack"`
+	// Park and WriterStarted carry a queued run's parking rule across a
+	// restart.
+	Park          bool `json:"park,omitempty"`
+	WriterStarted bool `json:"writerStarted,omitempty"`
 	// ProviderState is a stateful provider's position (the scripted model).
 	ProviderState json.RawMessage `json:"providerState,omitempty"`
 	WrittenAt     time.Time       `json:"writtenAt"`
@@ -25,7 +29,8 @@ type Checkpoint struct {
 // checkpoint writes state.json atomically. A failure is recorded, not
 // fatal: the run goes on and the previous checkpoint stays valid.
 func (r *Run) checkpoint() {
-	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, Stack: r.stack, WrittenAt: r.now().UTC()}
+	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, Stack: r.stack, WrittenAt: r.now().UTC(),
+		Park: r.opts.Park, WriterStarted: r.writerStarted}
 	if sp, ok := r.opts.Provider.(Stateful); ok {
 		cp.ProviderState = sp.SaveState()
 	}

@@ -114,8 +114,9 @@ func Resume(opts Options, id string) (*Run, error) {
 			return nil, fmt.Errorf("run %s: restore the model's position: %w", id, err)
 		}
 	}
+	opts.Park = opts.Park || cp.Park
 	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Schema{}, meta: meta,
-		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling}
+		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, writerStarted: cp.WriterStarted}
 	r.meta.Status, r.meta.PID, r.meta.Suspension = store.StatusRunning, os.Getpid(), nil
 	if err := r.open(); err != nil {
 		return nil, err
