@@ -235,3 +235,30 @@ func logLatency(t *testing.T, url, seenRaw string, after time.Time) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	t.Logf("event → operation on screen: %d operations, median %v, max %v", len(lat), lat[len(lat)/2], lat[len(lat)-1])
 }
+
+// TestBrowserOnAnEmptyWorkspace opens the console before any run exists:
+// the page renders and the console stays free of errors (no 404 for a
+// latest run that does not exist yet).
+func TestBrowserOnAnEmptyWorkspace(t *testing.T) {
+	browser := webtest.Browser(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, url := demoServer(t, ctx)
+	tab, cancelTab := chromedp.NewContext(browser)
+	defer cancelTab()
+	console := webtest.WatchConsole(tab)
+	run, stop := context.WithTimeout(tab, time.Minute)
+	defer stop()
+	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(run, chromedp.Poll[bool](`document.querySelector(".top-bar") !== null && document.title !== ""`,
+		chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
+		t.Fatalf("the page never rendered: %v\nconsole: %v", err, console.Snapshot())
+	}
+	time.Sleep(300 * time.Millisecond) // let the boot requests settle
+	cancelTab()
+	for _, p := range console.Problems() {
+		t.Errorf("console: %s", p)
+	}
+}

@@ -902,17 +902,20 @@ export function start(node: Element): void {
   }
 
   async function boot(): Promise<void> {
-    const [config, settings, latest] = await Promise.all([
+    // The run list (newest first) rather than /api/run: a workspace with
+    // no runs yet is not an error worth a 404 in the console.
+    const [config, settings, runs] = await Promise.all([
       api<Config>("/api/config"),
       api<{ effort: string }>("/api/settings"),
-      api<RunView>("/api/run"),
+      api<{ runs: RunSummary[] }>("/api/runs"),
     ]);
     send(Patch, {
       config: config.ok ? config.body : null,
       defaultEffort: settings.ok && settings.body !== null ? settings.body.effort : "",
     });
-    if (latest.ok && latest.body !== null) {
-      send(ViewRun, latest.body.runId);
+    const latest = runs.ok && runs.body !== null ? runs.body.runs[0] : undefined;
+    if (latest !== undefined) {
+      send(ViewRun, latest.runId);
     }
     refreshAll();
     connect();
