@@ -114,6 +114,11 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		fmt.Fprintln(cmd.ErrOrStderr(), opts.Notice)
 	}
 	runErr := tui.Run(ctx, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
+	if ctx.Err() != nil {
+		// A signal (or the terminal going away) ended the console: the
+		// live run gets the wind-down notice and its grace period.
+		windDownLive(sess, cmd.ErrOrStderr())
+	}
 	// Closing stops a live run at its next safe point (resumable) and
 	// releases the workspace.
 	closeErr := sess.Close()

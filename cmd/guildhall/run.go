@@ -199,6 +199,22 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	return outcomeError(outcome)
 }
 
+// windDownLive winds down the session's live run, if any, after a signal
+// already arrived.
+func windDownLive(sess *runner.Session, errOut io.Writer) {
+	if _, live := sess.Active(); !live {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		_, _ = sess.Wait(context.Background())
+		close(done)
+	}()
+	signalled, cancel := context.WithCancel(context.Background())
+	cancel()
+	windDown(signalled, done, sess, errOut)
+}
+
 func windDown(ctx context.Context, done <-chan struct{}, sess *runner.Session, errOut io.Writer) {
 	select {
 	case <-done:

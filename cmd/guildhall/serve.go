@@ -44,6 +44,10 @@ the browser. On start the newest resumable run resumes.`,
 				return err
 			}
 			<-ctx.Done()
+			windDownLive(sess, cmd.ErrOrStderr())
+			if _, live := sess.Active(); live {
+				return &exitCodeError{code: exitInterrupted}
+			}
 			return nil
 		},
 	}
