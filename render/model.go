@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
@@ -256,6 +257,21 @@ type frame struct {
 }
 
 // NewModel returns an empty model.
+// Reserve makes room for the operations of n more events, so a replay of
+// a log whose length is known (store.CountLogLines) does not regrow the
+// operation table as it goes: its elements are large, and each regrowth
+// copies them all while the collector scans them.
+func (m *Model) Reserve(n int) {
+	ops := n/2 + 64 // an event adds at most one operation; a run adds about one per two
+	m.Operations = slices.Grow(m.Operations, ops)
+	m.details = slices.Grow(m.details, ops)
+	m.oVer = slices.Grow(m.oVer, ops)
+	// Each event journals a change or two; the journal is bounded.
+	if extra := min(2*n, m.journalCap+1) - len(m.journal); extra > 0 {
+		m.journal = slices.Grow(m.journal, extra)
+	}
+}
+
 func NewModel() *Model {
 	return &Model{
 		ModelState: ModelState{Status: "", Participants: []Participant{}, Operations: []Operation{}, Stacks: []Stack{}},

@@ -1,7 +1,7 @@
 package render
 
 import (
-	"encoding/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,7 +198,7 @@ func decode(e event.Event, v any) bool {
 	if len(e.Payload) == 0 {
 		return false
 	}
-	return json.Unmarshal(e.Payload, v) == nil
+	return jsonv2.Unmarshal(e.Payload, v) == nil
 }
 
 // ---- bookkeeping ----

@@ -173,3 +173,18 @@ func ScanLog(r io.Reader, fn func(seq int64, rec []byte) error) ([]LogProblem, e
 		}
 	}
 }
+
+// CountLogLines counts the lines of the log at path, so a reader can size
+// what it builds from the log before reading it.
+func CountLogLines(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, torn, err := countLines(f)
+	if torn {
+		n++
+	}
+	return n, err
+}

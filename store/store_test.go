@@ -62,6 +62,9 @@ func TestLogTornLastLine(t *testing.T) {
 	f.WriteString(`{"type":"c","payl`)
 	f.Close()
 
+	if n, err := CountLogLines(path); err != nil || n != 3 {
+		t.Fatalf("CountLogLines = %d, %v; want 3 (two lines and a torn one)", n, err)
+	}
 	var seen []string
 	problems, err := ReadLog(path, func(seq int64, rec []byte) error { seen = append(seen, string(rec)); return nil })
 	if err != nil || len(seen) != 2 || len(problems) != 1 || !problems[0].Torn || problems[0].Line != 2 {

@@ -180,6 +180,15 @@ func loadHistory(ws store.Workspace) tea.Cmd {
 }
 
 // readRunEvents reads a run's log.jsonl into events.
+// reserveForLog sizes a replayed view's model for the run's log.
+func reserveForLog(rv *runView, ws store.Workspace, runID string) {
+	if path, err := ws.LogPath(runID); err == nil {
+		if n, err := store.CountLogLines(path); err == nil {
+			rv.model.Reserve(int(n))
+		}
+	}
+}
+
 func readRunEvents(ws store.Workspace, runID string, fn func(event.Event)) error {
 	path, err := ws.LogPath(runID)
 	if err != nil {
@@ -202,6 +211,7 @@ func replayRun(ws store.Workspace, runID string) tea.Cmd {
 	return func() tea.Msg {
 		meta, merr := ws.ReadMeta(runID)
 		rv := newRunView(runID)
+		reserveForLog(rv, ws, runID)
 		err := readRunEvents(ws, runID, rv.apply)
 		rv.refresh()
 		if err == nil && merr != nil {
@@ -240,6 +250,7 @@ func loadTranscript(ws store.Workspace, runID, roleID string) tea.Cmd {
 func resyncLive(ws store.Workspace, runID string) tea.Cmd {
 	return func() tea.Msg {
 		rv := newRunView(runID)
+		reserveForLog(rv, ws, runID)
 		err := readRunEvents(ws, runID, rv.apply)
 		rv.refresh()
 		return resyncMsg{run: rv, err: err}

@@ -166,6 +166,9 @@ func (c *viewCache) touch(runID string) {
 // as every reader of the log does.
 func buildView(runID, path string) (*runView, error) {
 	v := newRunView(runID)
+	if n, err := store.CountLogLines(path); err == nil {
+		v.model.Reserve(int(n))
+	}
 	var read int64
 	_, err := store.ReadLog(path, func(seq int64, rec []byte) error {
 		read += int64(len(rec)) + 1
