@@ -68,26 +68,9 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tab, cancelTab := chromedp.NewContext(browser)
-	defer cancelTab()
-	console := webtest.WatchConsole(tab)
-
-	run, stop := context.WithTimeout(tab, 2*time.Minute) // a safety net, not an assertion
-	defer stop()
-	poll := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(run, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-			t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(console.Snapshot(), "\n"))
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(run, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
+	page := webtest.OpenPage(t, browser, 2*time.Minute)
+	defer page.Close()
+	run, poll, eval := page.Ctx, page.Poll, page.Eval
 
 	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
@@ -194,8 +177,7 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 	}
 	logLatency(t, url, seenRaw, installed)
 
-	cancelTab()
-	for _, p := range console.Problems() {
+	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
 	}
 }
@@ -244,21 +226,12 @@ func TestBrowserOnAnEmptyWorkspace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, url := demoServer(t, ctx)
-	tab, cancelTab := chromedp.NewContext(browser)
-	defer cancelTab()
-	console := webtest.WatchConsole(tab)
-	run, stop := context.WithTimeout(tab, time.Minute)
-	defer stop()
-	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Run(run, chromedp.Poll[bool](`document.querySelector(".top-bar") !== null && document.title !== ""`,
-		chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
-		t.Fatalf("the page never rendered: %v\nconsole: %v", err, console.Snapshot())
-	}
+	page := webtest.OpenPage(t, browser, time.Minute)
+	defer page.Close()
+	page.Do(chromedp.Navigate(url))
+	page.Poll("the page", `document.querySelector(".top-bar") !== null && document.title !== ""`)
 	time.Sleep(300 * time.Millisecond) // let the boot requests settle
-	cancelTab()
-	for _, p := range console.Problems() {
+	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
 	}
 }

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,25 +89,9 @@ func TestBrowserQueueScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tab, cancelTab := chromedp.NewContext(browser)
-	defer cancelTab()
-	console := webtest.WatchConsole(tab)
-	run, stop := context.WithTimeout(tab, 2*time.Minute) // a safety net, not an assertion
-	defer stop()
-	poll := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(run, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
-			t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(console.Snapshot(), "\n"))
-		}
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(run, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
+	page := webtest.OpenPage(t, browser, 2*time.Minute)
+	defer page.Close()
+	run, poll, eval := page.Ctx, page.Poll, page.Eval
 
 	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
@@ -159,8 +142,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 	eval(`(() => { document.querySelector('[data-queue-id="` + added + `"] button[data-action="top"]').click(); return ""; })()`)
 	poll("the reordered queue", `document.querySelector(".queue-item").getAttribute("data-queue-id") === "`+added+`"`)
 
-	cancelTab()
-	for _, p := range console.Problems() {
+	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -49,17 +48,9 @@ func TestDemoWithWebCompanion(t *testing.T) {
 		t.Fatal("the binary never printed the browser console URL")
 	}
 
-	tab, cancelTab := chromedp.NewContext(browser)
-	defer cancelTab()
-	console := webtest.WatchConsole(tab)
-	run, stop := context.WithTimeout(tab, 2*time.Minute)
-	defer stop()
-	poll := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(run, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(25*time.Millisecond))); err != nil {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-	}
+	page := webtest.OpenPage(t, browser, 2*time.Minute)
+	defer page.Close()
+	run, poll := page.Ctx, page.Poll
 	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +64,7 @@ func TestDemoWithWebCompanion(t *testing.T) {
 	if err != nil || got != "Slug tests fixed" {
 		t.Fatalf("result summary heading %q %v", got, err)
 	}
-	cancelTab()
-	for _, p := range console.Problems() {
+	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
 	}
 	// With --web the process serves until interrupted, then exits with the

@@ -3,7 +3,10 @@ package webtest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -53,4 +56,61 @@ func (c *Console) Snapshot() []string {
 func (c *Console) Problems() []string {
 	<-c.done
 	return c.Snapshot()
+}
+
+// Page is a browser tab an end-to-end test drives: it polls for
+// conditions, evaluates expressions and collects console problems.
+type Page struct {
+	// Ctx runs actions in the tab (bounded by the page's timeout).
+	Ctx     context.Context
+	t       testing.TB
+	console *Console
+	cancel  []context.CancelFunc
+}
+
+// OpenPage opens a tab in browser (see Browser). timeout is a safety net
+// for the whole test, not an assertion.
+func OpenPage(t testing.TB, browser context.Context, timeout time.Duration) *Page {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(browser)
+	console := WatchConsole(tab)
+	ctx, cancel := context.WithTimeout(tab, timeout)
+	return &Page{Ctx: ctx, t: t, console: console, cancel: []context.CancelFunc{cancel, cancelTab}}
+}
+
+// Poll waits until expr is true in the page, failing the test (with the
+// console so far) if it never is.
+func (p *Page) Poll(what, expr string) {
+	p.t.Helper()
+	if _, err := chromedp.Run(p.Ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+		p.t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(p.console.Snapshot(), "\n"))
+	}
+}
+
+// Eval evaluates a string-valued expression in the page.
+func (p *Page) Eval(expr string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.Ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		p.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// Do runs actions (navigate, click, …) in the page, failing the test on
+// error.
+func (p *Page) Do(actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.Ctx, actions...); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// Close closes the tab and returns the console problems it collected.
+// Calling it again returns the same problems.
+func (p *Page) Close() []string {
+	for _, c := range p.cancel {
+		c()
+	}
+	return p.console.Problems()
 }
