@@ -367,6 +367,22 @@ func chainPos(f *frame, oi int) int {
 // closeAbandoned closes every call deeper than position pos (pos -1 closes
 // the whole chain) without a return: the log says they are over, but not
 // how.
+// reachCall finds open call oi on its live stack's chain and closes the
+// calls above it that were abandoned, returning the frame and the call's
+// position in the chain.
+func (m *Model) reachCall(oi int, ts time.Time) (*frame, int, bool) {
+	f := m.liveFrame(m.Operations[oi].Stack)
+	if f == nil {
+		return nil, 0, false
+	}
+	pos := chainPos(f, oi)
+	if pos < 0 {
+		return nil, 0, false
+	}
+	m.closeAbandoned(f, pos, ts)
+	return f, pos, true
+}
+
 func (m *Model) closeAbandoned(f *frame, pos int, ts time.Time) {
 	for k := len(f.chain) - 1; k > pos; k-- {
 		oi := f.chain[k]
@@ -386,15 +402,10 @@ func (m *Model) closeAbandoned(f *frame, pos int, ts time.Time) {
 // instance with an open call or the root of the top frame.
 func (m *Model) focus(pid string, ts time.Time) (*frame, int, bool) {
 	if oi, ok := m.openRoleCall(pid); ok {
-		f := m.liveFrame(m.Operations[oi].Stack)
-		if f == nil {
+		f, pos, ok := m.reachCall(oi, ts)
+		if !ok {
 			return nil, 0, false
 		}
-		pos := chainPos(f, oi)
-		if pos < 0 {
-			return nil, 0, false
-		}
-		m.closeAbandoned(f, pos, ts)
 		return f, pos + 1, true
 	}
 	f := m.top()
@@ -716,15 +727,10 @@ func (m *Model) toolResult(p event.ToolResultPayload, ts time.Time) bool {
 		return false
 	}
 	delete(m.toolCalls, key)
-	f := m.liveFrame(m.Operations[oi].Stack)
-	if f == nil {
+	f, _, ok := m.reachCall(oi, ts)
+	if !ok {
 		return false
 	}
-	pos := chainPos(f, oi)
-	if pos < 0 {
-		return false
-	}
-	m.closeAbandoned(f, pos, ts)
 	d := Metrics{ElapsedSeconds: float64(p.ElapsedMs) / 1000}
 	m.Operations[oi].Metrics.add(d)
 	if pi, ok := m.partIndex[m.Operations[oi].Destination]; ok {
@@ -765,15 +771,10 @@ func (m *Model) humanAnswer(p event.HumanAnswerPayload, ts time.Time) bool {
 	if !ok || !m.Operations[oi].Open {
 		return false // unknown question, or a later answer: the first wins
 	}
-	f := m.liveFrame(m.Operations[oi].Stack)
-	if f == nil {
+	f, _, ok := m.reachCall(oi, ts)
+	if !ok {
 		return false
 	}
-	pos := chainPos(f, oi)
-	if pos < 0 {
-		return false
-	}
-	m.closeAbandoned(f, pos, ts)
 	d := Metrics{ElapsedSeconds: ts.Sub(m.Operations[oi].StartedAt).Seconds()}
 	m.Operations[oi].Metrics.add(d)
 	m.newReturn(f, "success", "", answerDetails(p), ts)
