@@ -636,15 +636,10 @@ func (m *Model) roleFinished(p event.RoleFinishedPayload, ts time.Time) bool {
 	for len(m.frames) > 1 && m.Stacks[m.top().stack].ID != stackID && len(m.top().chain) == 0 {
 		m.popFrame(ts, "implicit")
 	}
-	f := m.liveFrame(stackID)
-	if f == nil {
+	f, _, ok := m.reachCall(oi, ts)
+	if !ok {
 		return false
 	}
-	pos := chainPos(f, oi)
-	if pos < 0 {
-		return false
-	}
-	m.closeAbandoned(f, pos, ts)
 	status := p.Status
 	if status == "" {
 		status = "success"
