@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -169,7 +164,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin())
+		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin())
 	}()
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
@@ -253,35 +248,6 @@ func outcomeError(o runner.Outcome) error {
 	return &exitCodeError{code: exitError}
 }
 
-// printEvents prints events until the subscription closes, asking the
-// terminal for answers to questions when interactive.
-func printEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, answerer answerer, in io.Reader) {
-	answers := newStdinAnswerer(in, out, answerer)
-	for {
-		e, ok := next(sub)
-		if !ok {
-			return
-		}
-		if e.Ephemeral {
-			continue
-		}
-		if asJSON {
-			b, err := json.Marshal(e)
-			if err == nil {
-				fmt.Fprintln(out, string(b))
-			}
-		} else if line, ok := render.HeadlessLine(e); ok {
-			fmt.Fprintln(out, line)
-		}
-		if e.Type == event.AskHuman && interactive {
-			var q event.AskHumanPayload
-			if e.Decode(&q) == nil {
-				answers.ask(q, asJSON)
-			}
-		}
-	}
-}
-
 // next returns the subscription's next event; after Close it drains what
 // was already delivered before reporting the end.
 func next(sub *runner.Subscription) (event.Event, bool) {
@@ -296,59 +262,4 @@ func next(sub *runner.Subscription) (event.Event, bool) {
 			return event.Event{}, false
 		}
 	}
-}
-
-// answerer delivers an answer to a question (the session's broker).
-type answerer interface {
-	Answer(id, answer string) error
-}
-
-// stdinAnswerer reads answers from standard input in the background, so a
-// browser answer (with --web) can win while the terminal waits.
-type stdinAnswerer struct {
-	out    io.Writer
-	broker answerer
-	lines  chan string
-}
-
-func newStdinAnswerer(in io.Reader, out io.Writer, broker answerer) *stdinAnswerer {
-	a := &stdinAnswerer{out: out, broker: broker, lines: make(chan string)}
-	go func() {
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			a.lines <- sc.Text()
-		}
-		close(a.lines)
-	}()
-	return a
-}
-
-func (a *stdinAnswerer) ask(q event.AskHumanPayload, quiet bool) {
-	if !quiet {
-		if q.Context != "" {
-			fmt.Fprintln(a.out, "  context:", render.Sanitize(q.Context))
-		}
-		for i, o := range q.Options {
-			line := fmt.Sprintf("  %d. %s", i+1, render.SanitizeLine(o.Label))
-			if o.Description != "" {
-				line += " — " + render.SanitizeLine(o.Description)
-			}
-			fmt.Fprintln(a.out, line)
-		}
-		fmt.Fprint(a.out, "answer> ")
-	}
-	go func() {
-		line, ok := <-a.lines
-		if !ok {
-			return
-		}
-		answer := strings.TrimSpace(line)
-		if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(q.Options) {
-			answer = q.Options[n-1].Label
-		}
-		if err := a.broker.Answer(q.ID, answer); err != nil && !errors.Is(err, runner.ErrAlreadyAnswered) {
-			fmt.Fprintln(a.out, "  (not delivered:", err.Error()+")")
-		}
-	}()
 }
