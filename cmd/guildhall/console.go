@@ -67,7 +67,8 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		if qerr != nil {
 			return &exitCodeError{code: exitError, err: fmt.Errorf("%v; queueing the task failed too: %w", err, qerr)}
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s; queued the task as %s (guildhall queue ls)\n", err, item.ID)
+		// The busy message quotes the lock file, which the workspace can write.
+		fmt.Fprintf(cmd.OutOrStdout(), "%s; queued the task as %s (guildhall queue ls)\n", render.SanitizeLine(err.Error()), item.ID)
 		return nil
 	}
 	if err != nil {

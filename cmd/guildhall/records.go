@@ -193,7 +193,7 @@ func newCheckCmd(common *commonFlags) *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			fmt.Fprintf(out, "guild %s: ok (%d roles, entry role %s)\n", g.Source, len(g.Roles), g.EntryRole)
+			fmt.Fprintf(out, "guild %s: ok (%d roles, entry role %s)\n", render.SanitizeLine(g.Source), len(g.Roles), render.SanitizeLine(g.EntryRole))
 			dir, err := common.workspaceDir()
 			if err != nil {
 				return err
@@ -202,7 +202,7 @@ func newCheckCmd(common *commonFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "deployment %s: ok (provider %s)\n", d.Source, d.Model.Provider)
+			fmt.Fprintf(out, "deployment %s: ok (provider %s)\n", render.SanitizeLine(d.Source), d.Model.Provider)
 			return nil
 		},
 	}
