@@ -342,12 +342,10 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 		return tools.Fail(tools.KindInvalidArguments, "query is not a valid regular expression: "+err.Error())
 	}
 	limit := a.MaxMatches
-	if limit <= 0 || limit > maxSearchMatches {
-		limit = min(10, maxSearchMatches)
-		if a.MaxMatches > maxSearchMatches {
-			limit = maxSearchMatches
-		}
+	if limit <= 0 {
+		limit = 10
 	}
+	limit = min(limit, maxSearchMatches)
 	type match struct {
 		Index   int    `json:"index"`
 		Field   string `json:"field"`
@@ -356,6 +354,7 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 	}
 	var matches []match
 	more := false
+scan:
 	for i, m := range t.History {
 		for _, field := range []string{"content", "reasoning"} {
 			if a.Field != "" && a.Field != "both" && a.Field != field {
@@ -365,10 +364,12 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 			if field == "reasoning" {
 				text = m.Reasoning
 			}
-			for _, loc := range re.FindAllStringIndex(text, -1) {
+			// Ask for one more than still fits, to know whether there is more
+			// without scanning a huge history to its end.
+			for _, loc := range re.FindAllStringIndex(text, limit-len(matches)+1) {
 				if len(matches) == limit {
 					more = true
-					break
+					break scan
 				}
 				off := utf8.RuneCountInString(text[:loc[0]])
 				matches = append(matches, match{Index: i, Field: field, Offset: off, Snippet: window(text, loc[0], loc[1])})
