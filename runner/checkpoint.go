@@ -2,8 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -42,7 +40,7 @@ func (r *Run) checkpoint() {
 	if err != nil {
 		return
 	}
-	if err := store.ReplaceFile(filepath.Join(dir, store.StateFile), b, 0o644); err != nil && r.logErr == nil {
+	if err := store.SwapFile(filepath.Join(dir, store.StateFile), b, 0o644); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
 }
@@ -52,7 +50,7 @@ func (r *Run) removeCheckpoint() {
 	if err != nil {
 		return
 	}
-	if err := os.Remove(filepath.Join(dir, store.StateFile)); err != nil && !errors.Is(err, os.ErrNotExist) && r.logErr == nil {
+	if err := store.RemoveSwapped(filepath.Join(dir, store.StateFile)); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -254,7 +253,7 @@ func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Rec
 			return rec, err
 		}
 		dir, _ := ws.RunDir(id)
-		if err := os.Remove(filepath.Join(dir, store.StateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := store.RemoveSwapped(filepath.Join(dir, store.StateFile)); err != nil {
 			return rec, err
 		}
 		rec.Interrupted[id] = reason

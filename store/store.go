@@ -4,7 +4,9 @@
 //
 // Every record that is replaced is written atomically (temp file, fsync,
 // rename, fsync of the directory), so a crash leaves the previous complete
-// version, never a torn one. The log is append-only.
+// version, never a torn one. The checkpoint, rewritten every turn, skips
+// the fsyncs and is exchanged with a spare instead (SwapFile). The log is
+// append-only.
 package store
 
 import (
