@@ -11,9 +11,10 @@ import (
 const checkerMaxCommands = 16
 
 // checker is typecheck or test {commands[], timeoutSeconds?}: each command
-// runs through the same sh -c path as run_shell, in order, each with the
-// call's timeout; the run stops at the first timeout or spawn failure. A
-// non-zero exit is a normal result and does not stop the run.
+// runs through the same embedded shell as run_shell (shellCall), in order,
+// each with the call's timeout; the run stops at the first timeout or
+// failure to set the shell up. A non-zero exit is a normal result and does
+// not stop the run.
 type checker struct{ name string }
 
 func (c checker) Manifest() Manifest { return manifestOf(c.name) }

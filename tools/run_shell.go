@@ -10,7 +10,9 @@ import (
 )
 
 // runShell is run_shell {command, timeoutSeconds?} → {exitCode, stdout,
-// stderr, timedOut}. A non-zero exit is a normal result.
+// stderr, timedOut}. The command runs in the embedded shell interpreter
+// (see shellCall). A non-zero exit, a syntax error included, is a normal
+// result.
 type runShell struct{}
 
 func (runShell) Manifest() Manifest { return manifestOf("run_shell") }
@@ -30,12 +32,12 @@ func (runShell) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 	res, err := shellCall(ctx, env, a.Command, timeout)
 	switch {
 	case errors.Is(err, errCancelled):
-		return Result{Kind: KindError, Message: "the command was cancelled and its process group killed", Details: res}
+		return Result{Kind: KindError, Message: "the command was cancelled and every process it started was killed", Details: res}
 	case err != nil:
 		return Fail(KindUnavailable, "could not start the shell: "+errText(err))
 	case res.TimedOut:
 		return Result{Kind: KindTimeout, Details: res,
-			Message: fmt.Sprintf("the command timed out after %s and its process group was killed", timeout)}
+			Message: fmt.Sprintf("the command timed out after %s and every process it started was killed", timeout)}
 	}
 	return OK(res)
 }

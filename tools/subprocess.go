@@ -22,7 +22,8 @@ const (
 	// defaultTimeoutCeiling applies when the deployment sets none.
 	defaultTimeoutCeiling = 30 * time.Second
 	// pipeGrace bounds how long output is drained after the process group
-	// was killed, in case a process escaped the group with the pipes.
+	// was killed, in case a process escaped the group with the pipes, and
+	// how long a timed-out shell interpreter may take to unwind.
 	pipeGrace = 2 * time.Second
 )
 
@@ -49,6 +50,8 @@ type procResult struct {
 var errCancelled = errors.New("cancelled")
 
 // runProcess runs argv in its own process group with stdin on /dev/null.
+// The git tools use it with a fixed argv; shell commands go through
+// runScript instead.
 // On timeout or cancellation the whole group is killed; after the leader
 // exits the group is killed as well, so no background child outlives the
 // call. A start failure is returned as an error; everything after start is
@@ -241,15 +244,4 @@ func secretEnvName(name string) bool {
 		}
 	}
 	return false
-}
-
-// shellCall runs command through sh -c in the workspace.
-func shellCall(ctx context.Context, env *Env, command string, timeout time.Duration) (procResult, error) {
-	return runProcess(ctx, procSpec{
-		Dir:      env.Workspace.Dir(),
-		Argv:     []string{"sh", "-c", command},
-		Env:      SubprocessEnv(),
-		Timeout:  timeout,
-		MaxChars: streamMaxChars,
-	})
 }

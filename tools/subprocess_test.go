@@ -41,14 +41,17 @@ func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {
 	ws, dir := newWS(t, nil)
 	env := testEnv(ws)
 	r := call(t, env, "run_shell", map[string]any{
-		"command":        "sleep 100 & echo $! > bg.pid; (sleep 100; echo late) & echo $! > sub.pid; echo started; sleep 100",
+		// The interpreter's $! names a job ("g1"), not a process, so the
+		// background programs write their own pids.
+		"command": "sh -c 'echo $$ > bg.pid; exec sleep 100' & (sh -c 'echo $$ > sub.pid; exec sleep 100'; echo late) & " +
+			"until [ -s bg.pid ] && [ -s sub.pid ]; do :; done; echo started; sleep 100",
 		"timeoutSeconds": 1,
 	})
 	if r.Kind != KindTimeout {
 		t.Fatalf("kind %s: %s", r.Kind, r.Message)
 	}
 	res := r.Details.(procResult)
-	if !res.TimedOut || !strings.Contains(res.Stdout, "started") {
+	if !res.TimedOut || !strings.Contains(res.Stdout, "started") || strings.Contains(res.Stdout, "late") {
 		t.Errorf("details %+v", res)
 	}
 	for _, f := range []string{"bg.pid", "sub.pid"} {
@@ -66,12 +69,17 @@ func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {
 func TestRunShellBackgroundChildReapedAfterExit(t *testing.T) {
 	ws, dir := newWS(t, nil)
 	env := testEnv(ws)
-	r := call(t, env, "run_shell", map[string]any{"command": "sleep 100 & echo $! > bg.pid; echo done"})
+	r := call(t, env, "run_shell", map[string]any{
+		"command": "sh -c 'echo $$ > bg.pid; exec sleep 100' & until [ -s bg.pid ]; do :; done; echo done",
+	})
 	d := data(t, r)
 	if d["exitCode"] != float64(0) || d["stdout"] != "done\n" {
 		t.Errorf("%v", d)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(readString(t, filepath.Join(dir, "bg.pid"))))
+	pid, err := strconv.Atoi(strings.TrimSpace(readString(t, filepath.Join(dir, "bg.pid"))))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !waitGone(pid) {
 		t.Errorf("background process %d outlived the call", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
