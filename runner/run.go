@@ -397,10 +397,7 @@ func (r *Run) emit(typ event.Type, payload any) event.Event {
 		r.logErr = fmt.Errorf("encode %s event: %w", typ, err)
 		return e
 	}
-	line, err := json.Marshal(e)
-	if err == nil {
-		e.Seq, err = r.log.Append(line)
-	}
+	e.Seq, err = r.log.Append(e.AppendJSON(nil))
 	if err != nil && r.logErr == nil {
 		r.logErr = fmt.Errorf("write run log: %w", err)
 	}

@@ -580,9 +580,7 @@ func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interac
 			continue
 		}
 		if asJSON {
-			if b, err := json.Marshal(e); err == nil {
-				fmt.Fprintln(out, string(b))
-			}
+			_, _ = out.Write(append(e.AppendJSON(nil), '\n'))
 		} else if line, ok := render.HeadlessLine(e); ok {
 			fmt.Fprintln(out, line)
 		}

@@ -76,6 +76,25 @@ type Event struct {
 // Decode unmarshals the payload into v.
 func (e Event) Decode(v any) error { return json.Unmarshal(e.Payload, v) }
 
+// AppendJSON appends e as a log line's JSON object, byte for byte what
+// json.Marshal(e) gives for a payload made by New. It exists because
+// json.Marshal re-scans a RawMessage payload to validate and compact it,
+// and every event is encoded for the log and again for --json output.
+// Types are plain ASCII names and need no escaping.
+func (e Event) AppendJSON(b []byte) []byte {
+	b = append(b, `{"timestamp":"`...)
+	b = e.Timestamp.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","type":"`...)
+	b = append(b, e.Type...)
+	b = append(b, `","payload":`...)
+	if len(e.Payload) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, e.Payload...)
+	}
+	return append(b, '}')
+}
+
 // New builds an event from a payload value, stamping it with t.
 func New(t time.Time, typ Type, payload any) (Event, error) {
 	b, err := json.Marshal(payload)
