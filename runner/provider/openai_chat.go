@@ -5,6 +5,11 @@ package provider
 // Ollama, vLLM, LM Studio and OpenRouter all serve it under
 // http://HOST:PORT/v1.
 //
+// The SDK client does the transport, options, middleware and SSE framing;
+// the request body and the chunks are encoded and decoded in
+// openai_chat_wire.go, because the SDK's reflective param encoder and chunk
+// decoder cost more CPU than everything else in a call.
+//
 // Wire quirks handled:
 //   - The client is built without the SDK's environment defaults, so
 //     OPENAI_API_KEY/OPENAI_BASE_URL never leak to a local server; with no
@@ -12,18 +17,23 @@ package provider
 //     Ollama accept that; with a key it is sent as a Bearer token).
 //   - Retries are off in the SDK (the runner owns them) and HTTP errors are
 //     classified by classifyMiddleware.
+//   - Messages are sent with plain string content; a tool's schema without
+//     a "type" gets "type":"object", and a missing or non-object schema
+//     becomes the empty object schema (llama.cpp and OpenAI both need one).
 //   - Tool-call arguments are assembled from deltas keyed by index, across
 //     any number of chunks; a server that reuses index 0 for a second call
 //     with a new id (older Ollama) starts a new call; missing ids are
 //     synthesised; every call's arguments must parse as JSON ("" is {}).
+//   - Chunks are decoded leniently: a field of an unexpected type is left
+//     empty instead of failing the stream; malformed JSON still fails it.
 //   - stream_options.include_usage is requested so usage arrives in the
 //     final chunk (llama.cpp may put it on the finish chunk itself);
 //     prompt_tokens_details.cached_tokens is the cached prompt count.
 //   - Reasoning is read from the deployment's field ("reasoning_content":
-//     llama.cpp, DeepSeek, vLLM; "reasoning": Ollama, OpenRouter), or from
-//     either when none is configured, out of each delta's raw JSON. It is
-//     sent back on assistant messages, in that same field, only when the
-//     request asks for it.
+//     llama.cpp, DeepSeek, vLLM; "reasoning": Ollama, OpenRouter; any other
+//     name is read from the raw delta), or from either common one when none
+//     is configured. It is sent back on assistant messages, in that same
+//     field, only when the request asks for it.
 //   - max_tokens is sent (llama.cpp, Ollama and vLLM accept it);
 //     max_completion_tokens only to api.openai.com.
 //   - A stream that ends without any finish_reason is a cut stream (a
@@ -33,29 +43,36 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 type openAIChat struct {
 	cfg  Config
 	base string
 	chat openai.ChatCompletionService
+	// openAIHost is isOpenAIHost(base), decided once rather than parsing
+	// the URL on every call.
+	openAIHost bool
+	schemas    schemaCache
 }
 
 // NewOpenAIChat returns a Provider for the Chat Completions API of any
 // OpenAI-compatible server. It also implements Prober.
 func NewOpenAIChat(cfg Config) Provider {
 	base := cfg.openAIBase()
-	return &openAIChat{cfg: cfg, base: base, chat: openai.NewChatCompletionService(openAIOptions(cfg, base)...)}
+	return &openAIChat{
+		cfg:        cfg,
+		base:       base,
+		chat:       openai.NewChatCompletionService(openAIOptions(cfg, base)...),
+		openAIHost: isOpenAIHost(base),
+	}
 }
 
 // openAIOptions are the client options shared by both OpenAI providers.
@@ -80,14 +97,6 @@ func (p *openAIChat) Probe(ctx context.Context) ([]ModelInfo, error) {
 	return probeOpenAICompatible(ctx, p.cfg, p.base)
 }
 
-// reasoningFields lists where reasoning is looked for, in order.
-func (p *openAIChat) reasoningFields() []string {
-	if p.cfg.ReasoningField != "" {
-		return []string{p.cfg.ReasoningField}
-	}
-	return []string{"reasoning_content", "reasoning"}
-}
-
 func (p *openAIChat) sendReasoningField() string {
 	if p.cfg.ReasoningField != "" {
 		return p.cfg.ReasoningField
@@ -95,70 +104,24 @@ func (p *openAIChat) sendReasoningField() string {
 	return "reasoning_content"
 }
 
-func (p *openAIChat) params(req Request) openai.ChatCompletionNewParams {
-	params := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(p.cfg.model(req)),
-		Messages:      p.messages(req),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
-	}
-	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(schemaMap(t.Parameters))}
-		if t.Description != "" {
-			fn.Description = param.NewOpt(t.Description)
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
-	}
-	if req.Temperature != nil {
-		params.Temperature = param.NewOpt(*req.Temperature)
-	}
-	if req.MaxTokens > 0 {
-		if isOpenAIHost(p.base) {
-			params.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
-		} else {
-			params.MaxTokens = param.NewOpt(int64(req.MaxTokens))
-		}
-	}
-	return params
-}
-
-func (p *openAIChat) messages(req Request) []openai.ChatCompletionMessageParamUnion {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages))
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "system":
-			out = append(out, openai.SystemMessage(m.Content))
-		case "tool":
-			out = append(out, openai.ToolMessage(m.Content, m.ToolCallID))
-		case "assistant":
-			a := openai.ChatCompletionAssistantMessageParam{}
-			a.Content.OfString = param.NewOpt(m.Content)
-			for _, tc := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: tc.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-							Name:      tc.Name,
-							Arguments: string(argsValue(tc.Arguments)),
-						},
-					},
-				})
-			}
-			if req.IncludeReasoning && m.Reasoning != "" {
-				a.SetExtraFields(map[string]any{p.sendReasoningField(): m.Reasoning})
-			}
-			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		default: // user, and anything unknown is safest as user text
-			out = append(out, openai.UserMessage(m.Content))
-		}
-	}
-	return out
-}
-
 func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	body, err := p.chatBody(req)
+	if err != nil {
+		return nil, err
+	}
 	callCtx, watch := watchIdle(ctx, p.cfg.RequestTimeout)
 	defer watch.stop()
 
-	stream := p.chat.NewStreaming(callCtx, p.params(req))
+	// NewStreaming without its two costly parts: the encoded body replaces
+	// the (empty) params, and an *http.Response destination leaves the
+	// response body open for a stream of our own chunk type. New applies
+	// the same bearer auth and client options as NewStreaming. (Client.Post
+	// would also take raw bytes, but naming openai.Client links every SDK
+	// service into the binary: about 14 MB more text.)
+	var raw *http.Response
+	_, err = p.chat.New(callCtx, openai.ChatCompletionNewParams{},
+		option.WithRequestBody("application/json", body), option.WithResponseBodyInto(&raw))
+	stream := ssestream.NewStream[chatStreamChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		return nil, classifyFailure(ctx, callCtx, err, false)
@@ -172,15 +135,13 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		resp               = &Response{}
 		sawFinish          bool
 	)
-	fields := p.reasoningFields()
 	for stream.Next() {
 		watch.kick()
 		chunk := stream.Current()
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
-		if chunk.JSON.Usage.Valid() {
-			u := chunk.Usage
+		if u := chunk.Usage; u != nil {
 			resp.Usage = Usage{
 				PromptTokens:       int(u.PromptTokens),
 				CompletionTokens:   int(u.CompletionTokens),
@@ -188,11 +149,11 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 				CachedPromptTokens: int(u.PromptTokensDetails.CachedTokens),
 			}
 		}
-		for _, ch := range chunk.Choices {
+		for i, ch := range chunk.Choices {
 			if ch.Index != 0 {
 				continue // n=1: only the first choice is ours
 			}
-			d := Delta{Content: ch.Delta.Content, Reasoning: deltaReasoning(ch.Delta, fields)}
+			d := Delta{Content: ch.Delta.Content, Reasoning: chunk.reasoning(i, p.cfg.ReasoningField)}
 			content.WriteString(d.Content)
 			reasoning.WriteString(d.Reasoning)
 			if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
@@ -250,20 +211,4 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	}
 	return resp, nil
-}
-
-// deltaReasoning reads the reasoning text of one delta from the first
-// configured field that carries a non-empty string.
-func deltaReasoning(d openai.ChatCompletionChunkChoiceDelta, fields []string) string {
-	for _, f := range fields {
-		fld, ok := d.JSON.ExtraFields[f]
-		if !ok || fld.Raw() == "" || fld.Raw() == "null" {
-			continue // extra fields are never Valid(); Raw is what arrived
-		}
-		var s string
-		if json.Unmarshal([]byte(fld.Raw()), &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -252,7 +252,7 @@ func TestOpenAIChatEmptyAndLengthRepliesAreResponses(t *testing.T) {
 
 func TestOpenAIChatUsesMaxCompletionTokensOnlyForOpenAI(t *testing.T) {
 	p := NewOpenAIChat(Config{BaseURL: "https://api.openai.com/v1"}).(*openAIChat)
-	b, err := json.Marshal(p.params(sampleRequest()))
+	b, err := p.chatBody(sampleRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestOpenAIChatUsesMaxCompletionTokensOnlyForOpenAI(t *testing.T) {
 	zero := 0.0
 	req := sampleRequest()
 	req.Temperature = &zero
-	b, _ = json.Marshal(p.params(req))
+	b, _ = p.chatBody(req)
 	body = nil
 	_ = json.Unmarshal(b, &body)
 	if v, ok := body["temperature"]; !ok || v != float64(0) {
