@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -32,8 +33,11 @@ func (r *Run) checkpoint() {
 	if sp, ok := r.opts.Provider.(Stateful); ok {
 		cp.ProviderState = sp.SaveState()
 	}
-	b, err := json.Marshal(cp)
+	b, err := r.cpEncoder.encode(cp)
 	if err != nil {
+		if r.logErr == nil {
+			r.logErr = fmt.Errorf("encode checkpoint: %w", err)
+		}
 		return
 	}
 	dir, err := r.ws.RunDir(r.id)

@@ -108,6 +108,8 @@ type Run struct {
 	emitMu  sync.Mutex
 	logErr  error
 	schemas map[string]*jsonschema.Schema
+	// cpEncoder keeps the last checkpoint's encoded messages.
+	cpEncoder checkpointEncoder
 
 	stack        []*Frame
 	handlerDepth int
