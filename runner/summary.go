@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/thread"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -316,15 +316,15 @@ func oneLine(s string, n int) string {
 // LoadThread loads run runID and the runs it continues (following
 // meta.json's continuesFrom, validating every id, stopping at a cycle, a
 // missing run or MaxThreadRuns runs) and derives their thread.
-func LoadThread(ws store.Workspace, runID string) (render.Thread, error) {
+func LoadThread(ws store.Workspace, runID string) (thread.Thread, error) {
 	runs, err := loadChain(ws, runID)
 	if err != nil {
-		return render.Thread{}, err
+		return thread.Thread{}, err
 	}
-	return render.DeriveThread(runs), nil
+	return thread.Derive(runs), nil
 }
 
-func loadChain(ws store.Workspace, runID string) ([]render.ThreadRun, error) {
+func loadChain(ws store.Workspace, runID string) ([]thread.Run, error) {
 	var metas []*store.Meta
 	seen := map[string]bool{}
 	for id := runID; len(metas) < MaxThreadRuns; {
@@ -343,13 +343,13 @@ func loadChain(ws store.Workspace, runID string) ([]render.ThreadRun, error) {
 		}
 		id = next
 	}
-	runs := make([]render.ThreadRun, len(metas))
+	runs := make([]thread.Run, len(metas))
 	for i, m := range metas {
 		evs, err := readThreadEvents(ws, m.RunID)
 		if err != nil {
 			return nil, fmt.Errorf("load thread of %s: %w", runID, err)
 		}
-		runs[len(metas)-1-i] = render.ThreadRun{
+		runs[len(metas)-1-i] = thread.Run{
 			RunID: m.RunID, Task: m.Task, Status: m.Status, EntryRole: m.EntryRole,
 			StartedAt: m.StartedAt, ContinuesFrom: m.ContinuesFrom, Events: evs,
 		}
@@ -367,7 +367,7 @@ func readThreadEvents(ws store.Workspace, id string) ([]event.Event, error) {
 	}
 	var evs []event.Event
 	_, err = store.ReadLog(path, func(seq int64, rec []byte) error {
-		if !render.ThreadEvent(recordType(rec)) {
+		if !thread.Reads(recordType(rec)) {
 			return nil
 		}
 		var e event.Event
@@ -414,7 +414,7 @@ type threadSummaryCache struct {
 }
 
 // ThreadHash identifies a thread's content: the key of the cached summary.
-func ThreadHash(th render.Thread) string {
+func ThreadHash(th thread.Thread) string {
 	b, _ := json.Marshal(th)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -499,7 +499,7 @@ func writeThreadCache(ws store.Workspace, runID string, c threadSummaryCache) er
 // ThreadPrompt is the text the thread summariser is sent: the thread's
 // identity, lineage counts and entries, and nothing else. Long threads keep
 // their first entries and as many of the latest as fit.
-func ThreadPrompt(th render.Thread) string {
+func ThreadPrompt(th thread.Thread) string {
 	id := th.Identity
 	var head strings.Builder
 	head.WriteString("First task:\n" + clipRunes(strings.TrimSpace(id.FirstTask), summaryFieldMaxRunes) + "\n\n")
@@ -537,16 +537,16 @@ func ThreadPrompt(th render.Thread) string {
 	return b.String()
 }
 
-func threadLine(e render.ThreadEntry) string {
+func threadLine(e thread.Entry) string {
 	var who string
 	switch e.Kind {
-	case render.ThreadHuman:
+	case thread.Human:
 		who = "Operator (task)"
-	case render.ThreadAnswer:
+	case thread.Answer:
 		who = "Operator (answer)"
-	case render.ThreadQuestion:
+	case thread.Question:
 		who = "Orchestrator (question)"
-	case render.ThreadOrchestrator:
+	case thread.Orchestrator:
 		who = "Orchestrator (result: " + e.Label + ")"
 	default:
 		who = "Platform"

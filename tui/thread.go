@@ -10,6 +10,7 @@ import (
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/thread"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -21,7 +22,7 @@ import (
 
 // threadInfo is what the console holds about one run's thread.
 type threadInfo struct {
-	thread  render.Thread
+	thread  thread.Thread
 	loaded  bool
 	err     error
 	loading bool
@@ -36,7 +37,7 @@ type threadInfo struct {
 type (
 	threadMsg struct {
 		runID  string
-		thread render.Thread
+		thread thread.Thread
 		err    error
 	}
 	threadSummaryMsg struct {
@@ -89,7 +90,7 @@ func (m *Model) refreshThread(runID string) tea.Cmd {
 // threadEvents reports whether a batch holds events the thread reads.
 func threadEvents(evs []event.Event) bool {
 	for _, e := range evs {
-		if !e.Ephemeral && render.ThreadEvent(e.Type) {
+		if !e.Ephemeral && thread.Reads(e.Type) {
 			return true
 		}
 	}
@@ -175,7 +176,7 @@ type threadDrawer struct {
 // threadLines renders a thread's entries: human and orchestrator turns,
 // questions and their context as safe Markdown; answers (the operator's
 // own words), markers and labels as plain text.
-func (m *Model) threadLines(th render.Thread, width int) []string {
+func (m *Model) threadLines(th thread.Thread, width int) []string {
 	var out []string
 	for _, e := range th.Entries {
 		when := ""
@@ -187,10 +188,10 @@ func (m *Model) threadLines(th render.Thread, width int) []string {
 			out = append(out, styleTitle.Render(title)+styleFaint.Render("  "+meta))
 		}
 		switch e.Kind {
-		case render.ThreadHuman:
+		case thread.Human:
 			head("You")
 			out = append(out, m.markdown(e.Text, width)...)
-		case render.ThreadOrchestrator:
+		case thread.Orchestrator:
 			title := "Orchestrator"
 			if e.Label != "" {
 				title += " · " + render.SanitizeLine(e.Label)
@@ -200,14 +201,14 @@ func (m *Model) threadLines(th render.Thread, width int) []string {
 			if strings.TrimSpace(e.Context) != "" {
 				out = append(out, m.markdown(e.Context, width)...)
 			}
-		case render.ThreadQuestion:
+		case thread.Question:
 			head("Question")
 			out = append(out, m.markdown(e.Text, width)...)
 			if strings.TrimSpace(e.Context) != "" {
 				out = append(out, styleFaint.Render("  Context"))
 				out = append(out, m.markdown(e.Context, width)...)
 			}
-		case render.ThreadAnswer:
+		case thread.Answer:
 			title := "Your answer"
 			if e.Label != "" {
 				title += " · " + render.SanitizeLine(e.Label)

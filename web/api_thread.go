@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/thread"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -41,15 +41,15 @@ type ThreadSummaryView struct {
 }
 
 // ThreadView is GET /api/runs/:id/thread: the thread runner.LoadThread
-// derives (render.Thread: the deterministic identity and the human-facing
+// derives (thread.Thread: the deterministic identity and the human-facing
 // entries of the run and the runs it continues), the lineage, and the
 // optional generated summary.
 type ThreadView struct {
-	RunID    string                `json:"runId"`
-	Identity render.ThreadIdentity `json:"identity"`
+	RunID    string          `json:"runId"`
+	Identity thread.Identity `json:"identity"`
 	// Lineage is the runs of the thread, oldest first, this run last.
-	Lineage []string             `json:"lineage"`
-	Entries []render.ThreadEntry `json:"entries"`
+	Lineage []string       `json:"lineage"`
+	Entries []thread.Entry `json:"entries"`
 	// Omitted counts older entries left out.
 	Omitted      int                `json:"omitted"`
 	Summary      *ThreadSummaryView `json:"summary,omitempty"`
@@ -78,7 +78,7 @@ func (s *Server) handleThread(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if out.Entries == nil {
-		out.Entries = []render.ThreadEntry{}
+		out.Entries = []thread.Entry{}
 	}
 	if n := len(out.Entries); n > maxThreadEntries {
 		out.Omitted = n - maxThreadEntries

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/thread"
 )
 
 func demoThreadRun(t *testing.T, ts *testServer) string {
 	t.Helper()
-	return addPastRunFile(t, ts.sess.ws, filepath.Join("..", "render", "testdata", "thread", "demo.jsonl"), nil)
+	return addPastRunFile(t, ts.sess.ws, filepath.Join("..", "runner", "thread", "testdata", "thread", "demo.jsonl"), nil)
 }
 
 // TestThreadIsRunnersDerivation: the handler serves runner.LoadThread's
@@ -41,7 +41,7 @@ func TestThreadIsRunnersDerivation(t *testing.T) {
 	for _, e := range th.Entries {
 		kinds[e.Kind]++
 	}
-	if kinds[render.ThreadQuestion] != 1 || kinds[render.ThreadAnswer] != 1 || kinds[render.ThreadHuman] != 1 || kinds[render.ThreadOrchestrator] != 1 {
+	if kinds[thread.Question] != 1 || kinds[thread.Answer] != 1 || kinds[thread.Human] != 1 || kinds[thread.Orchestrator] != 1 {
 		t.Errorf("entries by kind %v", kinds)
 	}
 	if len(th.Lineage) != 1 || th.Lineage[0] != id {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/thread"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -38,7 +39,7 @@ func showThread(out io.Writer, ws store.Workspace, runID string) {
 	}
 }
 
-func identityLine(id render.ThreadIdentity) string {
+func identityLine(id thread.Identity) string {
 	return fmt.Sprintf("%s · %s · %s asked, %d answered",
 		plural(id.Runs, "run"), plural(id.Continuations, "continuation"), plural(id.Questions, "question"), id.Answered)
 }
@@ -50,12 +51,12 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func writeThreadEntry(out io.Writer, md *render.MarkdownRenderer, e render.ThreadEntry) {
+func writeThreadEntry(out io.Writer, md *render.MarkdownRenderer, e thread.Entry) {
 	at := e.At.Local().Format("2006-01-02 15:04:05")
 	switch e.Kind {
-	case render.ThreadMarker:
+	case thread.Marker:
 		fmt.Fprintf(out, "\n  · %s  %s\n", at, render.SanitizeLine(e.Text))
-	case render.ThreadAnswer:
+	case thread.Answer:
 		head := "Operator answered"
 		if e.Label != "" {
 			head += " (" + render.SanitizeLine(e.Label) + ")"
@@ -68,7 +69,7 @@ func writeThreadEntry(out io.Writer, md *render.MarkdownRenderer, e render.Threa
 		fmt.Fprintf(out, "\n%s  %s\n", entryHeading(e), at)
 		fmt.Fprintln(out, md.Render(e.Text, threadWidth))
 		if e.Context != "" {
-			if e.Kind == render.ThreadOrchestrator {
+			if e.Kind == thread.Orchestrator {
 				fmt.Fprintln(out, "Error")
 			} else {
 				fmt.Fprintln(out, "Context")
@@ -78,13 +79,13 @@ func writeThreadEntry(out io.Writer, md *render.MarkdownRenderer, e render.Threa
 	}
 }
 
-func entryHeading(e render.ThreadEntry) string {
+func entryHeading(e thread.Entry) string {
 	switch e.Kind {
-	case render.ThreadHuman:
+	case thread.Human:
 		return "Operator · task of " + render.SanitizeLine(e.RunID)
-	case render.ThreadQuestion:
+	case thread.Question:
 		return "Orchestrator asked"
-	case render.ThreadOrchestrator:
+	case thread.Orchestrator:
 		return "Orchestrator · result (" + render.SanitizeLine(e.Label) + ")"
 	}
 	return render.SanitizeLine(e.Kind)

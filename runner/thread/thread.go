@@ -1,28 +1,34 @@
-package render
+// Package thread derives a run's human-facing task thread from its log and
+// the logs of the runs it continues: the operator's tasks and answers, the
+// entry role's questions and results, and platform markers, nothing else.
+// The thread summariser (runner), the TUI's thread view, the web thread
+// route and `guildhall show --thread` all read it.
+package thread
 
 import (
 	"strings"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
 )
 
 // Thread entry kinds.
 const (
-	// ThreadHuman is the operator's prose: the task of each run.
-	ThreadHuman = "human"
-	// ThreadOrchestrator is the entry role's human-facing result: its
+	// Human is the operator's prose: the task of each run.
+	Human = "human"
+	// Orchestrator is the entry role's human-facing result: its
 	// finish summary.
-	ThreadOrchestrator = "orchestrator"
-	// ThreadQuestion is an ask_human question of the entry role.
-	ThreadQuestion = "question"
-	// ThreadAnswer is the operator's answer to a question (plain text).
-	ThreadAnswer = "answer"
-	// ThreadMarker is a platform marker: a plain label, never prose.
-	ThreadMarker = "marker"
+	Orchestrator = "orchestrator"
+	// Question is an ask_human question of the entry role.
+	Question = "question"
+	// Answer is the operator's answer to a question (plain text).
+	Answer = "answer"
+	// Marker is a platform marker: a plain label, never prose.
+	Marker = "marker"
 )
 
-// Marker labels (ThreadEntry.Label of a marker).
+// Marker labels (Entry.Label of a marker).
 const (
 	MarkerStarted      = "started"
 	MarkerContinued    = "continued"
@@ -36,10 +42,10 @@ const (
 	MarkerPlanModified = "plan_modification"
 )
 
-// ThreadRun is one run of a continuation chain as the caller loaded it:
+// Run is one run of a continuation chain as the caller loaded it:
 // the meta.json fields (fallbacks when the log lacks run_started) and the
 // run's log events in order.
-type ThreadRun struct {
+type Run struct {
 	RunID         string
 	Task          string
 	Status        string
@@ -53,15 +59,15 @@ type ThreadRun struct {
 // continues: the deterministic identity and the entries, oldest first. It is
 // what GET /api/runs/:id/thread serves and what the thread summariser sends
 // to the model, so it carries nothing but human-facing text (see
-// DeriveThread).
+// Derive).
 type Thread struct {
-	Identity ThreadIdentity `json:"identity"`
-	Entries  []ThreadEntry  `json:"entries"`
+	Identity Identity `json:"identity"`
+	Entries  []Entry  `json:"entries"`
 }
 
-// ThreadIdentity is the deterministic identity of a thread: what a header
+// Identity is the deterministic identity of a thread: what a header
 // shows when there is no generated summary.
-type ThreadIdentity struct {
+type Identity struct {
 	// FirstTask is the task of the oldest run of the chain (Markdown).
 	FirstTask string `json:"firstTask"`
 	// Runs counts the runs of the chain; Continuations those that continue
@@ -76,7 +82,7 @@ type ThreadIdentity struct {
 	LatestHumanText string `json:"latestHumanText"`
 }
 
-// ThreadEntry is one turn of the thread.
+// Entry is one turn of the thread.
 //
 // Text is Markdown for human, orchestrator and question entries; it is plain
 // text for answers (the operator's own words) and markers (platform copy,
@@ -84,7 +90,7 @@ type ThreadIdentity struct {
 // modification markers). Context is the Markdown context of a question or
 // the surfaced error message of a result. Label is a plain machine word: the
 // marker kind, the result status, or the answering client.
-type ThreadEntry struct {
+type Entry struct {
 	Kind    string    `json:"kind"`
 	RunID   string    `json:"runId"`
 	At      time.Time `json:"at"`
@@ -93,7 +99,7 @@ type ThreadEntry struct {
 	Label   string    `json:"label,omitempty"`
 }
 
-// DeriveThread derives the thread of a continuation chain, runs oldest
+// Derive derives the thread of a continuation chain, runs oldest
 // first. It is a pure function of its input.
 //
 // Only human-facing content is read out of the events, field by field:
@@ -105,8 +111,8 @@ type ThreadEntry struct {
 // replies, tool arguments and results, the conversations of every role other
 // than the entry instance (children and handler interludes alike), and the
 // technical detail of errors.
-func DeriveThread(runs []ThreadRun) Thread {
-	th := Thread{Entries: []ThreadEntry{}}
+func Derive(runs []Run) Thread {
+	th := Thread{Entries: []Entry{}}
 	th.Identity.Runs = len(runs)
 	for i := range runs {
 		d := threadDeriver{run: &runs[i], th: &th, asked: map[string]bool{}}
@@ -120,18 +126,18 @@ func DeriveThread(runs []ThreadRun) Thread {
 	}
 	for _, e := range th.Entries {
 		switch e.Kind {
-		case ThreadHuman, ThreadAnswer:
+		case Human, Answer:
 			th.Identity.LatestHumanText = e.Text
-		case ThreadQuestion:
+		case Question:
 			th.Identity.Questions++
 		}
 	}
 	return th
 }
 
-// ThreadEvent reports whether DeriveThread reads events of type t; a
+// Reads reports whether Derive reads events of type t; a
 // loader may skip every other event without decoding it.
-func ThreadEvent(t event.Type) bool {
+func Reads(t event.Type) bool {
 	switch t {
 	case event.RunStarted, event.RunStatus, event.RunResumed, event.RoleStart, event.RoleFinished,
 		event.AskHuman, event.HumanAnswer, event.Interrupt, event.InterruptResolved,
@@ -143,7 +149,7 @@ func ThreadEvent(t event.Type) bool {
 
 // threadDeriver walks one run's events.
 type threadDeriver struct {
-	run       *ThreadRun
+	run       *Run
 	th        *Thread
 	task      string
 	continues string
@@ -159,11 +165,11 @@ type threadDeriver struct {
 }
 
 func (d *threadDeriver) add(kind string, at time.Time, text, context, label string) {
-	d.th.Entries = append(d.th.Entries, ThreadEntry{Kind: kind, RunID: d.run.RunID, At: at.UTC(), Text: text, Context: context, Label: label})
+	d.th.Entries = append(d.th.Entries, Entry{Kind: kind, RunID: d.run.RunID, At: at.UTC(), Text: text, Context: context, Label: label})
 }
 
 func (d *threadDeriver) marker(at time.Time, label, text string) {
-	d.add(ThreadMarker, at, text, "", label)
+	d.add(Marker, at, text, "", label)
 }
 
 // begin records the run's opening: the start marker and the task.
@@ -175,7 +181,7 @@ func (d *threadDeriver) begin(at time.Time, task, continues string) {
 	} else {
 		d.marker(at, MarkerStarted, "Run "+d.run.RunID+" started")
 	}
-	d.add(ThreadHuman, at, task, "", "task")
+	d.add(Human, at, task, "", "task")
 }
 
 func (d *threadDeriver) derive() {
@@ -193,13 +199,13 @@ func (d *threadDeriver) derive() {
 	}
 	// A run whose log ends without its terminal status (marked interrupted
 	// by a later start, for one) still shows how it ended.
-	if !d.finished && terminalStatus(d.run.Status) {
+	if !d.finished && store.Terminal(d.run.Status) {
 		d.finish(d.lastAt, d.run.Status, nil)
 	}
 }
 
 func (d *threadDeriver) apply(e event.Event) {
-	if !ThreadEvent(e.Type) {
+	if !Reads(e.Type) {
 		return
 	}
 	switch e.Type {
@@ -273,7 +279,7 @@ func (d *threadDeriver) apply(e event.Event) {
 		if p.Error != nil && p.Error.Message != "" && p.Error.Message != p.Summary {
 			context = p.Error.Message
 		}
-		d.add(ThreadOrchestrator, e.Timestamp, p.Summary, context, p.Status)
+		d.add(Orchestrator, e.Timestamp, p.Summary, context, p.Status)
 	case event.AskHuman:
 		var p event.AskHumanPayload
 		if e.Decode(&p) != nil || !d.isEntry(p.RoleID, p.Role, 0) {
@@ -284,7 +290,7 @@ func (d *threadDeriver) apply(e event.Event) {
 		if strings.TrimSpace(context) == "" {
 			context = p.AssistantText
 		}
-		d.add(ThreadQuestion, e.Timestamp, p.Question, context, "")
+		d.add(Question, e.Timestamp, p.Question, context, "")
 	case event.HumanAnswer:
 		var p event.HumanAnswerPayload
 		if e.Decode(&p) != nil || !d.asked[p.ID] {
@@ -292,7 +298,7 @@ func (d *threadDeriver) apply(e event.Event) {
 		}
 		delete(d.asked, p.ID)
 		d.th.Identity.Answered++
-		d.add(ThreadAnswer, e.Timestamp, p.Answer, "", p.Source)
+		d.add(Answer, e.Timestamp, p.Answer, "", p.Source)
 	case event.RunResumed:
 		d.marker(e.Timestamp, MarkerResumed, "Run resumed from its checkpoint")
 	case event.RunStatus:
@@ -329,7 +335,7 @@ func (d *threadDeriver) status(at time.Time, p event.RunStatusPayload) {
 		}
 		d.finish(at, p.Status, p.Card)
 	default:
-		if terminalStatus(p.Status) {
+		if store.Terminal(p.Status) {
 			d.finish(at, p.Status, p.Card)
 		}
 	}

@@ -1,8 +1,10 @@
-package render
+package thread
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/guildhall/guildhall/runner/event"
 )
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // logBuilder writes a realistic run log one event at a time.
 type logBuilder struct {
@@ -58,7 +62,7 @@ func kinds(th Thread) string {
 	var k []string
 	for _, e := range th.Entries {
 		s := e.Kind
-		if e.Kind == ThreadMarker {
+		if e.Kind == Marker {
 			s += ":" + e.Label
 		}
 		k = append(k, s)
@@ -88,7 +92,7 @@ func TestThreadOfTheDemoRun(t *testing.T) {
 	}
 	var started event.RunStartedPayload
 	_ = evs[0].Decode(&started)
-	th := DeriveThread([]ThreadRun{{RunID: started.RunID, Task: started.Task, Status: "success", Events: evs}})
+	th := Derive([]Run{{RunID: started.RunID, Task: started.Task, Status: "success", Events: evs}})
 	if got, want := kinds(th), "marker:started human question answer orchestrator marker:finished"; got != want {
 		t.Fatalf("entries = %s, want %s", got, want)
 	}
@@ -158,7 +162,7 @@ func TestThreadExcludesEverythingThatIsNotHumanFacing(t *testing.T) {
 	b.add(event.RoleFinished, event.RoleFinishedPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Status: "error", Summary: card.Summary, Error: card.Error})
 	b.add(event.RunStatus, event.RunStatusPayload{Status: "error", Card: &card, Error: card.Error})
 
-	th := DeriveThread([]ThreadRun{{RunID: "run-20260301-100000", Task: "Fix the parser", Status: "error", Events: b.evs}})
+	th := Derive([]Run{{RunID: "run-20260301-100000", Task: "Fix the parser", Status: "error", Events: b.evs}})
 	raw := marshalThread(t, th)
 	for _, canary := range []string{"PROVIDER-BODY", "SYSTEM-PROMPT", "INTERNAL-TURN", "REASONING", "TOOL-ARG", "TOOL-RESULT",
 		"CHILD-TASK", "CHILD-QUESTION", "CHILD-ANSWER", "CHILD-SUMMARY", "HANDLER-TASK", "HANDLER-SUMMARY", "HANDLER-RESOLVED",
@@ -191,7 +195,7 @@ func TestThreadExcludesEverythingThatIsNotHumanFacing(t *testing.T) {
 	}
 }
 
-func chain(t *testing.T) []ThreadRun {
+func chain(t *testing.T) []Run {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	r1 := newLog(t, t0).start("run-20260301-100000", "Write the tokenizer", "").finish("Tokenizer written.")
 	r2 := newLog(t, t0.Add(time.Hour)).start("run-20260301-110000", "Now add **tests**", "run-20260301-100000")
@@ -200,7 +204,7 @@ func chain(t *testing.T) []ThreadRun {
 	r2.add(event.RoleFinished, event.RoleFinishedPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Status: card.Status, Summary: card.Summary})
 	r2.add(event.RunStatus, event.RunStatusPayload{Status: card.Status, Card: &card})
 	r3 := newLog(t, t0.Add(2*time.Hour)).start("run-20260301-120000", "Yes, table tests", "run-20260301-110000").finish("Tests written.")
-	return []ThreadRun{
+	return []Run{
 		{RunID: "run-20260301-100000", Task: "Write the tokenizer", Status: "success", StartedAt: t0, Events: r1.evs},
 		{RunID: "run-20260301-110000", Task: "Now add **tests**", Status: "needs_clarification", ContinuesFrom: "run-20260301-100000", Events: r2.evs},
 		{RunID: "run-20260301-120000", Task: "Yes, table tests", Status: "success", ContinuesFrom: "run-20260301-110000", Events: r3.evs},
@@ -208,7 +212,7 @@ func chain(t *testing.T) []ThreadRun {
 }
 
 func TestThreadOfAContinuationChain(t *testing.T) {
-	th := DeriveThread(chain(t))
+	th := Derive(chain(t))
 	id := th.Identity
 	if id.FirstTask != "Write the tokenizer" || id.Runs != 3 || id.Continuations != 2 || id.Questions != 1 || id.Answered != 0 ||
 		id.LatestHumanText != "Yes, table tests" {
@@ -222,7 +226,7 @@ func TestThreadOfAContinuationChain(t *testing.T) {
 	}
 	var runs []string
 	for _, e := range th.Entries {
-		if e.Kind == ThreadHuman {
+		if e.Kind == Human {
 			runs = append(runs, e.RunID)
 		}
 	}
@@ -240,14 +244,14 @@ func TestThreadOfAContinuationChain(t *testing.T) {
 }
 
 func TestThreadIsDeterministic(t *testing.T) {
-	a := marshalThread(t, DeriveThread(chain(t)))
+	a := marshalThread(t, Derive(chain(t)))
 	for i := 0; i < 5; i++ {
-		if b := marshalThread(t, DeriveThread(chain(t))); !bytes.Equal(a, b) {
+		if b := marshalThread(t, Derive(chain(t))); !bytes.Equal(a, b) {
 			t.Fatalf("derivation %d differs:\n%s\n%s", i, a, b)
 		}
 	}
 	var empty Thread
-	if err := json.Unmarshal(marshalThread(t, DeriveThread(nil)), &empty); err != nil || empty.Entries == nil {
+	if err := json.Unmarshal(marshalThread(t, Derive(nil)), &empty); err != nil || empty.Entries == nil {
 		t.Fatalf("an empty chain serialises entries as [] (got %v, %v)", empty.Entries, err)
 	}
 }
@@ -265,7 +269,7 @@ func TestThreadMarkers(t *testing.T) {
 	card := event.Card{Status: "error", Summary: "The operator terminated the run.", Error: &event.ErrorInfo{Kind: "interrupted", Message: "The operator terminated the run."}}
 	b.add(event.RoleFinished, event.RoleFinishedPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Status: "error", Summary: card.Summary, Error: card.Error})
 	b.add(event.RunStatus, event.RunStatusPayload{Status: "interrupted", Card: &card})
-	th := DeriveThread([]ThreadRun{{RunID: "run-20260301-100000", Status: "interrupted", Events: b.evs}})
+	th := Derive([]Run{{RunID: "run-20260301-100000", Status: "interrupted", Events: b.evs}})
 	want := "marker:started human marker:paused marker:resumed marker:suspended marker:resumed marker:interrupted marker:resumed marker:plan_modification orchestrator marker:terminated"
 	if got := kinds(th); got != want {
 		t.Fatalf("entries =\n%s\nwant\n%s", got, want)
@@ -284,7 +288,7 @@ func TestThreadMarkers(t *testing.T) {
 
 func TestThreadOfARunWithoutALog(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	th := DeriveThread([]ThreadRun{{RunID: "run-20260301-100000", Task: "Lost log", Status: "interrupted", StartedAt: t0}})
+	th := Derive([]Run{{RunID: "run-20260301-100000", Task: "Lost log", Status: "interrupted", StartedAt: t0}})
 	if got := kinds(th); got != "marker:started human marker:interrupted" {
 		t.Fatalf("entries = %s", got)
 	}
@@ -332,4 +336,16 @@ func checkGoldenIn(t *testing.T, dir, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file; run with -update after checking the change\n got: %s", path, firstDiff(got, want))
 	}
+}
+
+// firstDiff shows where two renderings first differ.
+func firstDiff(a, b []byte) string {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			lo := max(0, i-80)
+			return fmt.Sprintf("…%s… want …%s…", a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
 }
