@@ -3,9 +3,11 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -298,5 +300,36 @@ func TestOpenAIChatIgnoresEnvironmentCredentials(t *testing.T) {
 	}
 	if h := f.last(t).Header.Get("Authorization"); h != "" {
 		t.Errorf("environment key leaked to the server: %q", h)
+	}
+}
+
+// Consecutive calls reuse one keep-alive connection: a local server should
+// not see a new TCP connection (and the client a new dial) per turn.
+func TestOpenAIChatReusesTheConnection(t *testing.T) {
+	frames := []frame{
+		{Data: `{"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`},
+		{Data: `{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`},
+		{Data: `[DONE]`},
+	}
+	f := newFake(t, sseHandler(frames))
+	var mu sync.Mutex
+	conns := 0
+	f.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	p := NewOpenAIChat(Config{BaseURL: f.URL + "/v1"})
+	for i := 0; i < 3; i++ {
+		if _, err := p.Complete(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Errorf("3 calls opened %d connections, want 1 kept alive", conns)
 	}
 }
