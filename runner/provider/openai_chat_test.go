@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // sampleRequest is a coder turn after two tool calls and their results.
@@ -303,15 +304,20 @@ func TestOpenAIChatIgnoresEnvironmentCredentials(t *testing.T) {
 	}
 }
 
-// Consecutive calls reuse one keep-alive connection: a local server should
-// not see a new TCP connection (and the client a new dial) per turn.
+// Consecutive calls reuse keep-alive connections: a local server should not
+// see a new TCP connection (and the client a new dial) per turn.
 func TestOpenAIChatReusesTheConnection(t *testing.T) {
 	frames := []frame{
 		{Data: `{"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`},
 		{Data: `{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`},
 		{Data: `[DONE]`},
 	}
-	f := newFake(t, sseHandler(frames))
+	// The response ends a moment after [DONE], as with a server that
+	// flushes each event: the end of the body arrives after the last event.
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		writeSSE(w, frames)
+		time.Sleep(5 * time.Millisecond)
+	})
 	var mu sync.Mutex
 	conns := 0
 	f.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -322,14 +328,16 @@ func TestOpenAIChatReusesTheConnection(t *testing.T) {
 		}
 	}
 	p := NewOpenAIChat(Config{BaseURL: f.URL + "/v1"})
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 10; i++ {
 		if _, err := p.Complete(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if conns != 1 {
-		t.Errorf("3 calls opened %d connections, want 1 kept alive", conns)
+	// One, or two when a call starts before the transport has put the
+	// previous connection back in its pool (it does so asynchronously).
+	if conns > 2 {
+		t.Errorf("10 calls opened %d connections, want one or two kept alive", conns)
 	}
 }
