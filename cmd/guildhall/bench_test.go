@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,14 +15,20 @@ import (
 
 // BenchmarkProcess100ToolTurns measures the whole `guildhall run` process
 // doing 100 tool turns (50 read_file, 50 run_shell "echo …") against an
-// instantly answering OpenAI-compatible server: CPU time (user+system of
-// guildhall and its children), wall time and peak RSS.
+// instantly answering OpenAI-compatible server. It reports:
+//   - cpu-ms/run: user+system CPU of guildhall and everything it started;
+//   - children-cpu-ms/run: the part spent in processes it started (zero
+//     when every command is a shell builtin);
+//   - wall-ms/run and peak-rss-MiB.
+//
+// GUILDHALL_BENCH_WRAP prefixes the command, e.g. to profile each run with
+// "perf record -g -o /tmp/perf%d.data --" (%d is the iteration).
 func BenchmarkProcess100ToolTurns(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "guildhall")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
-	var cpu, wall time.Duration
+	var cpu, children, wall time.Duration
 	var rss int64
 	for i := 0; i < b.N; i++ {
 		f := fakellm.New()
@@ -29,7 +37,7 @@ func BenchmarkProcess100ToolTurns(b *testing.B) {
 			if t%2 == 0 {
 				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "read_file", Args: map[string]string{"path": "notes.txt"}}}})
 			} else {
-				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "run_shell", Args: map[string]string{"command": "echo turn"}}}})
+				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "run_shell", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}}})
 			}
 		}
 		turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})
@@ -40,20 +48,133 @@ func BenchmarkProcess100ToolTurns(b *testing.B) {
 		_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
 		_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
 		_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
-		cmd := exec.Command(bin, "run", "--workspace", ws, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "do 100 turns")
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		wall += time.Since(start)
+		argv := []string{bin, "run", "--workspace", ws, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "do 100 turns"}
+		if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
+			argv = append(strings.Fields(strings.ReplaceAll(w, "%d", strconv.Itoa(i))), argv...)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		m, out, err := measure(cmd)
 		f.Close()
 		if err != nil {
 			b.Fatalf("run: %v\n%s", err, out)
 		}
-		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > rss {
-			rss = ru.Maxrss
+		if n := bytes.Count(out, []byte(`"type":"tool_result"`)); n != 101 { // 100 turns and finish
+			b.Fatalf("the run printed %d tool results, want 101:\n%s", n, out)
 		}
+		cpu += m.cpu
+		children += m.children
+		wall += m.wall
+		rss = max(rss, m.peakRSS)
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/run")
+	b.ReportMetric(float64(children.Milliseconds())/float64(b.N), "children-cpu-ms/run")
 	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms/run")
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+}
+
+// BenchmarkProcessStartup measures `guildhall --version`: what every
+// command pays before doing anything, mostly the package initialisation of
+// the dependencies linked into the one binary (see docs/operations.md,
+// "Performance").
+func BenchmarkProcessStartup(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	var cpu time.Duration
+	var rss int64
+	for b.Loop() {
+		m, out, err := measure(exec.Command(bin, "--version"))
+		if err != nil || !bytes.Contains(out, []byte("guildhall version")) {
+			b.Fatalf("--version: %v\n%s", err, out)
+		}
+		cpu += m.cpu
+		rss = max(rss, m.peakRSS)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/run")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+}
+
+type usage struct {
+	cpu, children, wall time.Duration
+	peakRSS             int64 // KiB
+}
+
+// measure runs cmd to completion and polls /proc/PID while it runs, because
+// two figures cannot be had from wait4:
+//   - the CPU wait4 reports includes the children the process reaped, so
+//     their share is read from cutime+cstime in /proc/PID/stat (clock ticks
+//     of 10 ms); the last reading includes every child, since each tool call
+//     reaps its processes before the next model call;
+//   - wait4's ru_maxrss of a process started by Go's os/exec includes the
+//     parent's (this benchmark's) RSS: the child is cloned with CLONE_VM and
+//     exec records the old address space's high-water mark. VmHWM in
+//     /proc/PID/status is the process's own peak; it only grows, so the last
+//     reading before exit is the peak.
+func measure(cmd *exec.Cmd) (usage, []byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return usage{}, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
+	var ticks, hwm int64
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return usage{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
+				children: time.Duration(ticks) * 10 * time.Millisecond, peakRSS: hwm}, out.Bytes(), err
+		case <-tick.C:
+			if t, ok := childTicks(proc + "/stat"); ok {
+				ticks = t
+			}
+			if h, ok := highWaterRSS(proc + "/status"); ok {
+				hwm = h
+			}
+		}
+	}
+}
+
+// childTicks reads cutime+cstime from a /proc/PID/stat line.
+func childTicks(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the parenthesised command name; cutime and cstime are
+	// fields 16 and 17 of the whole line, 14 and 15 after ") ".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0, false
+	}
+	cu, err1 := strconv.ParseInt(f[13], 10, 64)
+	cs, err2 := strconv.ParseInt(f[14], 10, 64)
+	return cu + cs, err1 == nil && err2 == nil
+}
+
+// highWaterRSS reads VmHWM (KiB) from /proc/PID/status; a zombie has none.
+func highWaterRSS(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, err := strconv.ParseInt(f[0], 10, 64)
+				return n, err == nil
+			}
+		}
+	}
+	return 0, false
 }
