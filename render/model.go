@@ -228,7 +228,7 @@ type Model struct {
 
 	partIndex  map[string]int
 	stackIndex map[string]int
-	details    []string // parallel to Operations
+	details    []opDetails // parallel to Operations
 
 	frames    []frame        // live stacks, innermost last
 	roleCall  map[string]int // role participant id -> its latest call op
@@ -328,7 +328,7 @@ func (m *Model) OperationDetails(id string) (Operation, bool) {
 	if op.ID != id {
 		return Operation{}, false
 	}
-	op.Details = m.details[i]
+	op.Details = m.details[i].markdown()
 	return op, true
 }
 

@@ -233,10 +233,10 @@ func (m *Model) addParticipant(id, role string, kind ParticipantKind, roleID str
 	return i
 }
 
-func (m *Model) addOp(op Operation, details string) int {
+func (m *Model) addOp(op Operation, details opDetails) int {
 	i := len(m.Operations)
 	op.ID = "op-" + strconv.Itoa(i+1)
-	op.HasDetails = details != ""
+	op.HasDetails = !details.empty()
 	if i == cap(m.Operations) {
 		// Double rather than let append grow large slices by 1.25x: the
 		// element is big and a long run would copy it many times over.
@@ -255,10 +255,11 @@ func (m *Model) appendDetails(oi int, more string) {
 	if more == "" {
 		return
 	}
-	if m.details[oi] != "" {
-		m.details[oi] += "\n\n"
+	body := m.details[oi].markdown()
+	if body != "" {
+		body += "\n\n"
 	}
-	m.details[oi] += more
+	m.details[oi] = textDetails(body + more)
 	m.Operations[oi].HasDetails = true
 	m.touchO(oi)
 }
@@ -417,7 +418,7 @@ func (m *Model) focus(pid string, ts time.Time) (*frame, int, bool) {
 }
 
 // newCall appends a call from the innermost participant of f.
-func (m *Model) newCall(f *frame, op Operation, details string, ts time.Time) int {
+func (m *Model) newCall(f *frame, op Operation, details opDetails, ts time.Time) int {
 	m.supersede(f, ts)
 	if n := len(f.chain); n > 0 {
 		// The caller acts: its own call's transit is over.
@@ -440,7 +441,7 @@ func (m *Model) newCall(f *frame, op Operation, details string, ts time.Time) in
 }
 
 // newReturn closes the innermost call of f with a return operation.
-func (m *Model) newReturn(f *frame, outcome, errKind, details string, ts time.Time) int {
+func (m *Model) newReturn(f *frame, outcome, errKind string, details opDetails, ts time.Time) int {
 	m.supersede(f, ts)
 	ci := f.chain[len(f.chain)-1]
 	f.chain = f.chain[:len(f.chain)-1]
@@ -617,7 +618,7 @@ func (m *Model) roleStart(p event.RoleStartPayload, ts time.Time) {
 		details = joinBlocks(f.rootDetails, details)
 		f.rootDetails = ""
 	}
-	oi := m.newCall(f, Operation{Source: src, Destination: pid, Role: p.Role}, details, ts)
+	oi := m.newCall(f, Operation{Source: src, Destination: pid, Role: p.Role}, textDetails(details), ts)
 	m.roleCall[pid] = oi
 }
 
@@ -648,7 +649,7 @@ func (m *Model) roleFinished(p event.RoleFinishedPayload, ts time.Time) bool {
 	if p.Error != nil {
 		errKind = p.Error.Kind
 	}
-	m.newReturn(f, status, errKind, finishDetails(p), ts)
+	m.newReturn(f, status, errKind, textDetails(finishDetails(p)), ts)
 	return true
 }
 
@@ -705,7 +706,7 @@ func (m *Model) toolCall(p event.ToolCallPayload, ts time.Time) bool {
 	if _, exists := m.partIndex[tid]; !exists {
 		m.addParticipant(tid, p.Tool, KindTool, "")
 	}
-	oi := m.newCall(f, Operation{Source: src, Destination: tid, Tool: p.Tool, CallID: p.CallID}, argumentDetails(p.Arguments), ts)
+	oi := m.newCall(f, Operation{Source: src, Destination: tid, Tool: p.Tool, CallID: p.CallID}, argumentsDetails(p.Arguments), ts)
 	m.toolCalls[src+"\x00"+p.CallID+"\x00"+p.Tool] = oi
 	m.Totals.ToolCalls++
 	return true
@@ -737,7 +738,7 @@ func (m *Model) toolResult(p event.ToolResultPayload, ts time.Time) bool {
 	if p.Kind != "success" {
 		outcome, errKind = "error", p.Kind
 	}
-	m.newReturn(f, outcome, errKind, resultDetails(p.Result), ts)
+	m.newReturn(f, outcome, errKind, resultsDetails(p.Result), ts)
 	return true
 }
 
@@ -756,7 +757,7 @@ func (m *Model) askHuman(p event.AskHumanPayload, ts time.Time) bool {
 	m.answerers++
 	aid := answererPrefix + strconv.Itoa(m.answerers)
 	m.addParticipant(aid, "human", KindHuman, "")
-	oi := m.newCall(f, Operation{Source: src, Destination: aid, QuestionID: p.ID}, questionDetails(p), ts)
+	oi := m.newCall(f, Operation{Source: src, Destination: aid, QuestionID: p.ID}, textDetails(questionDetails(p)), ts)
 	m.questions[p.ID] = oi
 	return true
 }
@@ -772,7 +773,7 @@ func (m *Model) humanAnswer(p event.HumanAnswerPayload, ts time.Time) bool {
 	}
 	d := Metrics{ElapsedSeconds: ts.Sub(m.Operations[oi].StartedAt).Seconds()}
 	m.Operations[oi].Metrics.add(d)
-	m.newReturn(f, "success", "", answerDetails(p), ts)
+	m.newReturn(f, "success", "", textDetails(answerDetails(p)), ts)
 	return true
 }
 
@@ -816,7 +817,7 @@ func (m *Model) interruptResolved(p event.InterruptResolvedPayload, ts time.Time
 		s.Trigger = p.Trigger
 	}
 	if ri := f.lastActivity; ri >= 0 && m.Operations[ri].Kind == OpReturn {
-		m.appendDetails(ri, resolutionDetails(p, m.details[ri]))
+		m.appendDetails(ri, resolutionDetails(p, m.details[ri].markdown()))
 	}
 	m.popFrame(ts, p.Action)
 	return true
@@ -845,7 +846,7 @@ func (m *Model) crossStack(kind OperationKind, roleID, role, details string, ts 
 			oi := m.addOp(Operation{
 				Kind: kind, Stack: m.Stacks[f.stack].ID, Source: src, Destination: dst,
 				StartedAt: ts, SettledAt: timePtr(ts), Lifecycle: Settled, Role: p.Role,
-			}, plainDetails(details))
+			}, textDetails(plainDetails(details)))
 			if kind == OpTerminate {
 				m.closeAbandoned(pf, k, ts)
 				m.settle(ci, ts)

@@ -100,6 +100,61 @@ func argumentDetails(args string) string { return section("Arguments", jsonBlock
 
 func resultDetails(result json.RawMessage) string { return section("Result", jsonBlock(result)) }
 
+// opDetails is an operation's details body. Tool arguments and results are
+// kept as their raw JSON and rendered when read: most are never opened, and
+// indenting and fencing every one was a fifth of replaying a log. One
+// larger than deferMax is rendered at once, so the model holds no more
+// than about the capped text either way.
+type opDetails struct {
+	text string // the Markdown body, or the raw JSON of a deferred one
+	kind detailsKind
+}
+
+type detailsKind uint8
+
+const (
+	detailsText detailsKind = iota
+	detailsArguments
+	detailsResult
+)
+
+const deferMax = detailsJSONCap
+
+func textDetails(md string) opDetails { return opDetails{text: md} }
+
+func argumentsDetails(args string) opDetails {
+	if len(args) > deferMax {
+		return textDetails(argumentDetails(args))
+	}
+	return opDetails{text: args, kind: detailsArguments}
+}
+
+func resultsDetails(result json.RawMessage) opDetails {
+	if len(result) > deferMax {
+		return textDetails(resultDetails(result))
+	}
+	return opDetails{text: string(result), kind: detailsResult}
+}
+
+// markdown renders the body.
+func (d opDetails) markdown() string {
+	switch d.kind {
+	case detailsArguments:
+		return argumentDetails(d.text)
+	case detailsResult:
+		return resultDetails(json.RawMessage(d.text))
+	}
+	return d.text
+}
+
+// empty reports whether the body renders as nothing, without rendering it.
+func (d opDetails) empty() bool {
+	if d.kind == detailsText {
+		return d.text == ""
+	}
+	return strings.TrimSpace(d.text) == "" // jsonBlock of blank JSON is ""
+}
+
 func finishDetails(p event.RoleFinishedPayload) string {
 	var arts string
 	if len(p.Artifacts) > 0 {
