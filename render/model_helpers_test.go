@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,8 +12,6 @@ import (
 
 	"github.com/guildhall/guildhall/runner/event"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // loadLog reads a log.jsonl fixture the way a replay does: blank lines are
 // ignored, and lines that are not an event envelope are counted and skipped.
@@ -82,35 +78,6 @@ func renderGolden(t testing.TB, m *Model) []byte {
 		t.Fatal(err)
 	}
 	return append(b, '\n')
-}
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "model", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render -run %s -update to create it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run with -update after checking the change\n got: %s", path, firstDiff(got, want))
-	}
-}
-
-func firstDiff(a, b []byte) string {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			lo := max(0, i-80)
-			return fmt.Sprintf("…%s… want …%s…", a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
-		}
-	}
-	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
 }
 
 // opLine is an operation as a reader of the sequence view sees it.

@@ -3,11 +3,14 @@ package render
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/internal/golden"
 
 	"github.com/guildhall/guildhall/runner/event"
 )
@@ -19,7 +22,7 @@ func TestModelGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			events, _ := loadLog(t, name+".jsonl")
 			m := replay(events)
-			checkGolden(t, name+".golden.json", renderGolden(t, m))
+			golden.Check(t, filepath.Join("testdata", "model", name+".golden.json"), renderGolden(t, m))
 		})
 	}
 }

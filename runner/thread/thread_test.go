@@ -3,18 +3,16 @@ package thread
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/golden"
+
 	"github.com/guildhall/guildhall/runner/event"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // logBuilder writes a realistic run log one event at a time.
 type logBuilder struct {
@@ -118,7 +116,7 @@ func TestThreadOfTheDemoRun(t *testing.T) {
 		}
 	}
 	pretty, _ := json.MarshalIndent(th, "", "  ")
-	checkGoldenIn(t, "thread", "demo.golden.json", append(pretty, '\n'))
+	golden.Check(t, filepath.Join("testdata", "thread", "demo.golden.json"), append(pretty, '\n'))
 }
 
 func TestThreadExcludesEverythingThatIsNotHumanFacing(t *testing.T) {
@@ -317,35 +315,4 @@ func loadLogFrom(t *testing.T, dir, name string) (events []event.Event, badLines
 		events = append(events, e)
 	}
 	return events, badLines
-}
-
-// checkGoldenIn compares got with testdata/dir/name (-update rewrites it).
-func checkGoldenIn(t *testing.T, dir, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", dir, name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render -run %s -update to create it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run with -update after checking the change\n got: %s", path, firstDiff(got, want))
-	}
-}
-
-// firstDiff shows where two renderings first differ.
-func firstDiff(a, b []byte) string {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			lo := max(0, i-80)
-			return fmt.Sprintf("…%s… want …%s…", a[lo:min(len(a), i+80)], b[lo:min(len(b), i+80)])
-		}
-	}
-	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
 }
