@@ -39,11 +39,11 @@ type lockInfo struct {
 
 // AcquireLock takes the workspace lock without waiting.
 func (w Workspace) AcquireLock() (*Lock, error) {
-	if err := os.MkdirAll(w.Orchestration(), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", OrchestrationDir, err)
+	if err := w.EnsureRecords(false); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(w.Orchestration(), LockFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openRecord(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace lock: %w", err)
 	}

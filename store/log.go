@@ -29,7 +29,7 @@ type LogWriter struct {
 // last line (a crash mid-write) is terminated with a newline first so the
 // next record starts on its own line.
 func OpenLog(path string) (*LogWriter, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+	f, err := openRecord(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", path, err)
 	}

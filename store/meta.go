@@ -129,8 +129,8 @@ func (w Workspace) WriteMeta(m *Meta) error {
 // CreateRun makes a new run folder named after now, retrying on a
 // same-second collision by moving to the next second. It returns the id.
 func (w Workspace) CreateRun(now time.Time) (string, error) {
-	if err := os.MkdirAll(w.Runs(), 0o755); err != nil {
-		return "", fmt.Errorf("create runs folder: %w", err)
+	if err := w.EnsureRecords(true); err != nil {
+		return "", err
 	}
 	for i := 0; i < 120; i++ {
 		id := NewRunID(now.Add(time.Duration(i) * time.Second))

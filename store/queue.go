@@ -577,11 +577,11 @@ func (q *Queue) update(ctx context.Context, fn func(f *queueFile, now time.Time)
 // wait. The lock is per open file description, so every call opens the
 // file afresh and goroutines of one process exclude each other too.
 func (q *Queue) lock(ctx context.Context) (func(), error) {
-	if err := os.MkdirAll(q.ws.Orchestration(), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", OrchestrationDir, err)
+	if err := q.ws.EnsureRecords(false); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(q.ws.Orchestration(), QueueLockFile)
-	fh, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	fh, err := openRecord(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open queue lock: %w", err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -31,8 +30,8 @@ func (w Workspace) ReadSettings() Settings {
 
 // WriteSettings writes settings.json atomically.
 func (w Workspace) WriteSettings(s Settings) error {
-	if err := os.MkdirAll(w.Orchestration(), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", OrchestrationDir, err)
+	if err := w.EnsureRecords(false); err != nil {
+		return err
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {

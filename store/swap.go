@@ -21,7 +21,7 @@ import (
 // ReplaceFile.
 func SwapFile(path string, data []byte, perm os.FileMode) error {
 	spare := SparePath(path)
-	f, err := os.OpenFile(spare, os.O_WRONLY|os.O_CREATE, perm)
+	f, err := openRecord(spare, os.O_WRONLY|os.O_CREATE, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", spare, err)
 	}
