@@ -50,10 +50,7 @@ func (w Workspace) AcquireLock() (*Lock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			var info lockInfo
-			b, _ := os.ReadFile(path)
-			_ = json.Unmarshal(b, &info)
-			return nil, &BusyError{RunID: info.RunID, PID: info.PID}
+			return nil, busyError(path)
 		}
 		return nil, fmt.Errorf("lock workspace: %w", err)
 	}
@@ -63,6 +60,33 @@ func (w Workspace) AcquireLock() (*Lock, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// Holder reports the process holding the workspace lock, or nil when none
+// does. It only looks: the answer may change at once, so a caller that
+// goes on to run still takes the lock with AcquireLock.
+func (w Workspace) Holder() *BusyError {
+	path := filepath.Join(w.Orchestration(), LockFile)
+	f, err := openRecord(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return busyError(path)
+		}
+		return nil
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return nil
+}
+
+func busyError(path string) *BusyError {
+	var info lockInfo
+	b, _ := os.ReadFile(path)
+	_ = json.Unmarshal(b, &info)
+	return &BusyError{RunID: info.RunID, PID: info.PID}
 }
 
 // SetRun records which run holds the lock, for the busy message.

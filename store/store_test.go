@@ -95,20 +95,30 @@ func TestLogTornLastLine(t *testing.T) {
 
 func TestWorkspaceLock(t *testing.T) {
 	ws := Workspace{Dir: t.TempDir()}
+	if h := ws.Holder(); h != nil {
+		t.Fatalf("Holder of a fresh workspace = %v, want none", h)
+	}
 	l, err := ws.AcquireLock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = l.SetRun("run-20260102-030405")
+	want := "workspace busy: run run-20260102-030405 by pid " + strconv.Itoa(os.Getpid())
 	_, err = ws.AcquireLock()
 	var busy *BusyError
-	if !errors.As(err, &busy) || err.Error() != "workspace busy: run run-20260102-030405 by pid "+strconv.Itoa(os.Getpid()) {
+	if !errors.As(err, &busy) || err.Error() != want {
 		t.Fatalf("second lock: %v", err)
 	}
+	if h := ws.Holder(); h == nil || h.Error() != want {
+		t.Fatalf("Holder while held = %v, want %q", h, want)
+	}
 	l.Release()
+	if h := ws.Holder(); h != nil {
+		t.Fatalf("Holder after release = %v, want none", h)
+	}
 	l2, err := ws.AcquireLock()
 	if err != nil {
-		t.Fatalf("lock after release: %v", err)
+		t.Fatalf("lock after release (and after Holder looked): %v", err)
 	}
 	l2.Release()
 }

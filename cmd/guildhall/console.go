@@ -22,6 +22,15 @@ import (
 func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 	ctx, stop := signalContext()
 	defer stop()
+	if len(args) == 1 {
+		// A busy workspace only queues the task: do it before load probes
+		// the provider, which can take seconds.
+		if ws, err := common.workspaceDir(); err == nil {
+			if busy := (store.Workspace{Dir: ws}).Holder(); busy != nil {
+				return queueTask(ctx, cmd, common, store.Workspace{Dir: ws}, args[0], busy)
+			}
+		}
+	}
 	s, err := common.load(ctx)
 	if err != nil {
 		return err
@@ -37,6 +46,18 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 // submits task at once.
 func runConsoleWith(cmd *cobra.Command, common *commonFlags, s *setup, task string) error {
 	return consoleSession(cmd, common, s, task)
+}
+
+// queueTask lines task up in the queue of the guildhall holding the
+// workspace, whose scheduler picks it up.
+func queueTask(ctx context.Context, cmd *cobra.Command, common *commonFlags, ws store.Workspace, task string, busy *store.BusyError) error {
+	item, err := ws.Queue().Add(ctx, store.QueueSpec{Task: task, Effort: common.effort, LogLevel: common.logLevel, ContinuesFrom: common.continues})
+	if err != nil {
+		return &exitCodeError{code: exitError, err: fmt.Errorf("%v; queueing the task failed too: %w", busy, err)}
+	}
+	// The busy message quotes the lock file, which the workspace can write.
+	fmt.Fprintf(cmd.OutOrStdout(), "%s; queued the task as %s (guildhall queue ls)\n", render.SanitizeLine(busy.Error()), item.ID)
+	return nil
 }
 
 // consoleSession opens a session on the setup, runs the console until the
@@ -61,15 +82,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	})
 	var busy *store.BusyError
 	if errors.As(err, &busy) && task != "" {
-		// Another guildhall holds the workspace: line the task up in its
-		// queue, which that process's scheduler picks up.
-		item, qerr := ws.Queue().Add(ctx, store.QueueSpec{Task: task, Effort: common.effort, LogLevel: common.logLevel, ContinuesFrom: common.continues})
-		if qerr != nil {
-			return &exitCodeError{code: exitError, err: fmt.Errorf("%v; queueing the task failed too: %w", err, qerr)}
-		}
-		// The busy message quotes the lock file, which the workspace can write.
-		fmt.Fprintf(cmd.OutOrStdout(), "%s; queued the task as %s (guildhall queue ls)\n", render.SanitizeLine(err.Error()), item.ID)
-		return nil
+		return queueTask(ctx, cmd, common, ws, task, busy)
 	}
 	if err != nil {
 		// Another guildhall holds the workspace (store.BusyError), or the

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/guildhall/guildhall/store"
@@ -239,5 +242,35 @@ func TestQueueCLIAsksOnTheTerminalOnceAWriterStarted(t *testing.T) {
 	}
 	if !answered {
 		t.Fatal("the terminal's answer (option 1) did not reach the run")
+	}
+}
+
+// `guildhall TASK` on a workspace another guildhall holds queues the task
+// at once: it must not first probe the model server, which may take
+// seconds to answer or never do.
+func TestTaskOnABusyWorkspaceQueuesWithoutProbing(t *testing.T) {
+	ws := t.TempDir()
+	lock, err := store.Workspace{Dir: ws}.AcquireLock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	_ = lock.SetRun("run-20261129-230000")
+	var probes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probes.Add(1)
+		<-r.Context().Done() // a server that never answers
+	}))
+	defer srv.Close()
+	res := mustCLI(t, 0, "--workspace", ws, "--base-url", srv.URL+"/v1", "Fix the bug")
+	if !strings.Contains(res.stdout, "workspace busy: run run-20261129-230000") || !itemIDPattern.MatchString(res.stdout) {
+		t.Fatalf("stdout %q: want the busy message and the queued item", res.stdout)
+	}
+	if n := probes.Load(); n != 0 {
+		t.Errorf("the model server got %d requests; a busy workspace needs none", n)
+	}
+	items, err := store.Workspace{Dir: ws}.Queue().List()
+	if err != nil || len(items) != 1 || items[0].Task != "Fix the bug" {
+		t.Fatalf("queue = %+v (%v), want the one task", items, err)
 	}
 }
