@@ -234,7 +234,7 @@ func loadManifest(fsys fs.FS, source, p string) (tools.Manifest, error) {
 	}
 	if len(m.Parameters) == 0 {
 		c.errorf(root.offset, "manifest %q has no parameters schema; use {\"type\":\"object\",\"properties\":{}} for none", m.Name)
-	} else if _, err := compileSchema(m.Name, m.Parameters); err != nil {
+	} else if _, err := compileSchema(m.Parameters); err != nil {
 		c.errorf(root.field("parameters").offset, "manifest %q: parameters is not a valid JSON Schema: %v", m.Name, err)
 	}
 	if len(c.errs) > 0 {

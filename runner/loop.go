@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -283,12 +283,12 @@ func (r *Run) checkGrant(f *Frame, name string) *tools.Result {
 	return nil
 }
 
-func (r *Run) schema(name string) *jsonschema.Schema {
+func (r *Run) schema(name string) *jsonschema.Resolved {
 	if s, ok := r.schemas[name]; ok {
 		return s
 	}
 	m := r.opts.Guild.Manifests[name]
-	s, err := compileSchema(name, m.Parameters)
+	s, err := compileSchema(m.Parameters)
 	if err != nil {
 		s = nil
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
@@ -114,7 +114,7 @@ func Resume(opts Options, id string) (*Run, error) {
 		}
 	}
 	opts.Park = opts.Park || cp.Park
-	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Schema{}, meta: meta,
+	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Resolved{}, meta: meta,
 		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, writerStarted: cp.WriterStarted}
 	r.meta.Status, r.meta.PID, r.meta.Suspension = store.StatusRunning, os.Getpid(), nil
 	if err := r.open(); err != nil {

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -107,7 +107,7 @@ type Run struct {
 
 	emitMu  sync.Mutex
 	logErr  error
-	schemas map[string]*jsonschema.Schema
+	schemas map[string]*jsonschema.Resolved
 	// cpEncoder keeps the last checkpoint's encoded messages.
 	cpEncoder checkpointEncoder
 
@@ -199,7 +199,7 @@ func Create(opts Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: now, schemas: map[string]*jsonschema.Schema{}}
+	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: now, schemas: map[string]*jsonschema.Resolved{}}
 	r.meta = &store.Meta{
 		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
 		Status: store.StatusRunning, StartedAt: now, ContinuesFrom: opts.ContinuesFrom,
