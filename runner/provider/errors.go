@@ -270,12 +270,19 @@ func retryAfter(h http.Header, now time.Time) float64 {
 }
 
 // classifyMiddleware turns every HTTP error response into a classified
-// *Error before an SDK reads it. Its signature matches both SDKs'
+// *Error before an SDK reads it, and lets a successful one's connection be
+// reused (drainingBody). Its signature matches both SDKs'
 // option.Middleware.
 func classifyMiddleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	resp, err := next(req)
-	if err != nil || resp == nil || resp.StatusCode < 400 {
+	if err != nil || resp == nil {
 		return resp, err
+	}
+	if resp.StatusCode < 400 {
+		if resp.Body != nil {
+			resp.Body = drainingBody{resp.Body}
+		}
+		return resp, nil
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, classifyReadLimit))
 	_ = resp.Body.Close()

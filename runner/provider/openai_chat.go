@@ -44,11 +44,9 @@ package provider
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -123,9 +121,6 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 	var raw *http.Response
 	_, err = p.chat.New(callCtx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", body), option.WithResponseBodyInto(&raw))
-	if raw != nil && raw.Body != nil {
-		raw.Body = drainingBody{raw.Body}
-	}
 	stream := ssestream.NewStream[chatStreamChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
@@ -217,21 +212,3 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 	}
 	return resp, nil
 }
-
-// drainingBody makes Close read what is left of the body first, up to
-// 64 KiB or drainWait. The SSE stream closes the body as soon as it reads
-// [DONE], usually before the end of the chunked body has been read, and a
-// body closed before its end takes its connection with it: every turn would
-// dial anew. A server that keeps the stream open after [DONE] costs at
-// most drainWait.
-type drainingBody struct{ io.ReadCloser }
-
-func (b drainingBody) Close() error {
-	stop := time.AfterFunc(drainWait, func() { _ = b.ReadCloser.Close() })
-	_, _ = io.CopyN(io.Discard, b.ReadCloser, 64<<10)
-	stop.Stop()
-	return b.ReadCloser.Close()
-}
-
-// drainWait bounds drainingBody.Close.
-const drainWait = 50 * time.Millisecond

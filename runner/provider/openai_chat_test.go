@@ -3,13 +3,10 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // sampleRequest is a coder turn after two tool calls and their results.
@@ -301,43 +298,5 @@ func TestOpenAIChatIgnoresEnvironmentCredentials(t *testing.T) {
 	}
 	if h := f.last(t).Header.Get("Authorization"); h != "" {
 		t.Errorf("environment key leaked to the server: %q", h)
-	}
-}
-
-// Consecutive calls reuse keep-alive connections: a local server should not
-// see a new TCP connection (and the client a new dial) per turn.
-func TestOpenAIChatReusesTheConnection(t *testing.T) {
-	frames := []frame{
-		{Data: `{"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`},
-		{Data: `{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`},
-		{Data: `[DONE]`},
-	}
-	// The response ends a moment after [DONE], as with a server that
-	// flushes each event: the end of the body arrives after the last event.
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		writeSSE(w, frames)
-		time.Sleep(5 * time.Millisecond)
-	})
-	var mu sync.Mutex
-	conns := 0
-	f.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			mu.Lock()
-			conns++
-			mu.Unlock()
-		}
-	}
-	p := NewOpenAIChat(Config{BaseURL: f.URL + "/v1"})
-	for i := 0; i < 10; i++ {
-		if _, err := p.Complete(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	// One, or two when a call starts before the transport has put the
-	// previous connection back in its pool (it does so asynchronously).
-	if conns > 2 {
-		t.Errorf("10 calls opened %d connections, want one or two kept alive", conns)
 	}
 }
