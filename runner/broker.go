@@ -16,7 +16,7 @@ type Question struct {
 	event.AskHumanPayload
 	RunID    string    `json:"runId"`
 	AskedAt  time.Time `json:"askedAt"`
-	answerCh chan string
+	answerCh chan answerMsg
 }
 
 // Errors of Broker.Answer.
@@ -46,13 +46,19 @@ func (b *Broker) open(runID string, p event.AskHumanPayload) *Question {
 	defer b.mu.Unlock()
 	b.next++
 	p.ID = fmt.Sprintf("q-%s-%d", runID, b.next)
-	q := &Question{AskHumanPayload: p, RunID: runID, AskedAt: time.Now().UTC(), answerCh: make(chan string, 1)}
+	q := &Question{AskHumanPayload: p, RunID: runID, AskedAt: time.Now().UTC(), answerCh: make(chan answerMsg, 1)}
 	b.pending[p.ID] = q
 	return q
 }
 
+// answerMsg is an answer and the client it came from.
+type answerMsg struct {
+	text   string
+	source string
+}
+
 // wait blocks until q is answered or ctx ends.
-func (b *Broker) wait(ctx context.Context, q *Question) (string, error) {
+func (b *Broker) wait(ctx context.Context, q *Question) (answerMsg, error) {
 	select {
 	case a := <-q.answerCh:
 		return a, nil
@@ -60,12 +66,14 @@ func (b *Broker) wait(ctx context.Context, q *Question) (string, error) {
 		b.mu.Lock()
 		delete(b.pending, q.ID)
 		b.mu.Unlock()
-		return "", ctx.Err()
+		return answerMsg{}, ctx.Err()
 	}
 }
 
-// Answer answers a pending question. The first answer wins.
-func (b *Broker) Answer(id, answer string) error {
+// Answer answers a pending question. The first answer wins. source names
+// the answering client (terminal, browser, stdin), recorded in the
+// human_answer event.
+func (b *Broker) Answer(id, answer, source string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q, ok := b.pending[id]
@@ -77,7 +85,7 @@ func (b *Broker) Answer(id, answer string) error {
 	}
 	delete(b.pending, id)
 	b.answered[id] = true
-	q.answerCh <- answer
+	q.answerCh <- answerMsg{text: answer, source: source}
 	return nil
 }
 

@@ -304,7 +304,7 @@ func TestParkedQuestionEndsQueuedRun(t *testing.T) {
 			if e.Type == event.AskHuman {
 				var q event.AskHumanPayload
 				_ = e.Decode(&q)
-				_ = broker.Answer(q.ID, "yes")
+				_ = broker.Answer(q.ID, "yes", "terminal")
 				return
 			}
 		}

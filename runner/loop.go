@@ -418,8 +418,8 @@ func (a *asker) Ask(ctx context.Context, q tools.Question) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no answer: %w", err)
 	}
-	a.r.emit(event.HumanAnswer, event.HumanAnswerPayload{ID: question.ID, Answer: answer})
-	return answer, nil
+	a.r.emit(event.HumanAnswer, event.HumanAnswerPayload{ID: question.ID, Answer: answer.text, Source: answer.source})
+	return answer.text, nil
 }
 
 // runMeta gives the git tools the run's base commit.

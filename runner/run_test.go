@@ -407,10 +407,10 @@ func TestAskHumanThroughBroker(t *testing.T) {
 			if e.Type == event.AskHuman {
 				var q event.AskHumanPayload
 				_ = e.Decode(&q)
-				if err := broker.Answer(q.ID, "Tabs"); err != nil {
+				if err := broker.Answer(q.ID, "Tabs", "browser"); err != nil {
 					t.Errorf("answer: %v", err)
 				}
-				if err := broker.Answer(q.ID, "Spaces"); err != ErrAlreadyAnswered {
+				if err := broker.Answer(q.ID, "Spaces", "terminal"); err != ErrAlreadyAnswered {
 					t.Errorf("second answer: err = %v, want ErrAlreadyAnswered", err)
 				}
 				return
@@ -430,8 +430,8 @@ func TestAskHumanThroughBroker(t *testing.T) {
 	}
 	var a event.HumanAnswerPayload
 	_ = find(evs, event.HumanAnswer)[0].Decode(&a)
-	if a.Answer != "Tabs" || a.ID != q.ID {
-		t.Fatalf("human_answer = %+v", a)
+	if a.Answer != "Tabs" || a.ID != q.ID || a.Source != "browser" {
+		t.Fatalf("human_answer = %+v, want the first answer, from the browser", a)
 	}
 	msgs := h.rec.byRole("orchestrator")[1].Messages
 	if !strings.Contains(msgs[len(msgs)-1].Content, "Tabs") {

@@ -210,8 +210,9 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 // Health is the provider's restricted health view.
 func (s *Session) Health() HealthView { return s.health.Snapshot() }
 
-// Answer answers a pending question. The first answer wins.
-func (s *Session) Answer(id, answer string) error { return s.broker.Answer(id, answer) }
+// Answer answers a pending question; source names the answering client
+// (terminal, browser, stdin). The first answer wins.
+func (s *Session) Answer(id, answer, source string) error { return s.broker.Answer(id, answer, source) }
 
 // Questions lists the pending questions.
 func (s *Session) Questions() []Question { return s.broker.Pending() }

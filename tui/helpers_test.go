@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,9 +53,12 @@ func (f *fakeSession) Submit(context.Context, runner.Submission) (string, error)
 	return "", runner.ErrRunInProgress
 }
 func (f *fakeSession) Active() (string, bool) { return "", false }
-func (f *fakeSession) Answer(id, a string) error {
+func (f *fakeSession) Answer(id, a, source string) error {
 	if _, ok := f.answers[id]; ok {
 		return runner.ErrAlreadyAnswered
+	}
+	if source != "terminal" {
+		return fmt.Errorf("the console answered as %q, want terminal", source)
 	}
 	f.answers[id] = a
 	return nil

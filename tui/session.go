@@ -23,7 +23,7 @@ type Session interface {
 	Subscribe(buffer int) ([]event.Event, *runner.Subscription)
 	Submit(ctx context.Context, sub runner.Submission) (string, error)
 	Active() (string, bool)
-	Answer(id, answer string) error
+	Answer(id, answer, source string) error
 	Questions() []runner.Question
 	Interrupt(runID, kind, message string) error
 	Pause(runID string) error
@@ -132,7 +132,7 @@ func loadQuestions(s Session) tea.Cmd {
 }
 
 func answerCmd(s Session, id, answer string) tea.Cmd {
-	return func() tea.Msg { return answerDoneMsg{id: id, err: s.Answer(id, answer)} }
+	return func() tea.Msg { return answerDoneMsg{id: id, err: s.Answer(id, answer, "terminal")} }
 }
 
 func submitCmd(ctx context.Context, s Session, sub runner.Submission) tea.Cmd {

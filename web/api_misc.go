@@ -134,7 +134,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_body")
 		return
 	}
-	switch err := s.sess.Answer(in.ID, in.Answer); {
+	switch err := s.sess.Answer(in.ID, in.Answer, "browser"); {
 	case errors.Is(err, runner.ErrUnknownQuestion):
 		writeError(w, http.StatusNotFound, "unknown_question")
 	case errors.Is(err, runner.ErrAlreadyAnswered):

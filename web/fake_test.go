@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -104,11 +105,14 @@ func (f *fakeSession) Active() (string, bool) {
 	return f.active, f.active != ""
 }
 
-func (f *fakeSession) Answer(id, answer string) error {
+func (f *fakeSession) Answer(id, answer, source string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.answered[id]; ok {
 		return runner.ErrAlreadyAnswered
+	}
+	if source != "browser" {
+		return fmt.Errorf("the web server answered as %q, want browser", source)
 	}
 	for i, q := range f.questions {
 		if q.ID == id {

@@ -38,7 +38,7 @@ type Session interface {
 	SubscribeLossless(buffer int) ([]event.Event, *runner.Subscription)
 	Submit(ctx context.Context, sub runner.Submission) (string, error)
 	Active() (string, bool)
-	Answer(id, answer string) error
+	Answer(id, answer, source string) error
 	Questions() []runner.Question
 	Interrupt(runID, kind, message string) error
 	InterruptPending(runID string) bool

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -595,8 +596,13 @@ func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interac
 
 // answerFromLines answers the session's oldest pending question with each
 // line read (an option's number picks that option). Lines typed while no
-// question is pending are dropped.
+// question is pending are dropped. The answers are recorded as coming from
+// the terminal, or from stdin when it is not one (a pipe, a file).
 func answerFromLines(in io.Reader, sess *runner.Session) {
+	source := "stdin"
+	if f, ok := in.(*os.File); ok && isTerminal(f) {
+		source = "terminal"
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -609,6 +615,12 @@ func answerFromLines(in io.Reader, sess *runner.Session) {
 		if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(q.Options) {
 			answer = q.Options[n-1].Label
 		}
-		_ = sess.Answer(q.ID, answer)
+		_ = sess.Answer(q.ID, answer, source)
 	}
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -235,13 +235,14 @@ func TestQueueCLIAsksOnTheTerminalOnceAWriterStarted(t *testing.T) {
 	answered := false
 	for _, e := range evs {
 		if e.Type == "human_answer" {
-			var p struct{ Answer string }
+			var p struct{ Answer, Source string }
 			_ = e.Decode(&p)
-			answered = p.Answer == "yes"
+			// The test's stdin is a pipe, not a terminal.
+			answered = p.Answer == "yes" && p.Source == "stdin"
 		}
 	}
 	if !answered {
-		t.Fatal("the terminal's answer (option 1) did not reach the run")
+		t.Fatal("the answer read on stdin (option 1) did not reach the run as an answer from stdin")
 	}
 }
 
