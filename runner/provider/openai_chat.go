@@ -33,7 +33,9 @@ package provider
 //     llama.cpp, DeepSeek, vLLM; "reasoning": Ollama, OpenRouter; any other
 //     name is read from the raw delta), or from either common one when none
 //     is configured. It is sent back on assistant messages, in that same
-//     field, only when the request asks for it.
+//     field, only when the request asks for it. A reply that opens with an
+//     inline <think>…</think> block (a server without a reasoning parser)
+//     has that block moved to the reasoning (thinkSplitter).
 //   - max_tokens is sent (llama.cpp, Ollama and vLLM accept it);
 //     max_completion_tokens only to api.openai.com.
 //   - A stream that ends without any finish_reason is a cut stream (a
@@ -133,6 +135,7 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		calls              callAssembler
 		idAt               = map[int64]string{} // last call id seen per index
 		resp               = &Response{}
+		think              thinkSplitter // an inline <think> block
 		sawFinish          bool
 	)
 	for stream.Next() {
@@ -154,6 +157,12 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 				continue // n=1: only the first choice is ours
 			}
 			d := Delta{Content: ch.Delta.Content, Reasoning: chunk.reasoning(i, p.cfg.ReasoningField)}
+			if d.Reasoning != "" {
+				think.disable()
+			}
+			var inline string
+			d.Content, inline = think.feed(d.Content)
+			d.Reasoning += inline
 			content.WriteString(d.Content)
 			reasoning.WriteString(d.Reasoning)
 			if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
@@ -181,6 +190,13 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 				sawFinish = true
 				resp.FinishReason = ch.FinishReason
 			}
+		}
+	}
+	if c, r := think.flush(); c != "" || r != "" {
+		content.WriteString(c)
+		reasoning.WriteString(r)
+		if onDelta != nil {
+			onDelta(Delta{Content: c, Reasoning: r})
 		}
 	}
 	if err := stream.Err(); err != nil {

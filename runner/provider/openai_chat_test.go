@@ -300,3 +300,33 @@ func TestOpenAIChatIgnoresEnvironmentCredentials(t *testing.T) {
 		t.Errorf("environment key leaked to the server: %q", h)
 	}
 }
+
+// llama.cpp with --reasoning-format none streams a Qwen3 or DeepSeek-R1
+// reply's thinking inline. It must arrive as reasoning, deltas included,
+// and never as the reply's content.
+func TestOpenAIChatSplitsAnInlineThinkBlock(t *testing.T) {
+	chunk := func(content string) frame {
+		b, _ := json.Marshal(map[string]any{"model": "qwen3", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}}}})
+		return frame{Data: string(b)}
+	}
+	frames := []frame{
+		chunk("<thi"), chunk("nk>\nThe test"), chunk(" fails on trailing hyphens.\n</thi"), chunk("nk>\n\n"), chunk("Fixed the trim."),
+		{Data: `{"model":"qwen3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":20,"total_tokens":29}}`},
+		{Data: `[DONE]`},
+	}
+	f := newFake(t, sseHandler(frames))
+	var c collect
+	resp, err := NewOpenAIChat(Config{BaseURL: f.URL + "/v1"}).Complete(context.Background(), Request{Model: "qwen3", Messages: []Message{{Role: "user", Content: "fix it"}}}, c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Content != "Fixed the trim." || resp.Reasoning != "\nThe test fails on trailing hyphens.\n" {
+		t.Fatalf("content %q reasoning %q", resp.Content, resp.Reasoning)
+	}
+	if got := strings.Join(c.content(), ""); got != resp.Content {
+		t.Errorf("streamed content %q, want %q", got, resp.Content)
+	}
+	if got := strings.Join(c.reasoning(), ""); got != resp.Reasoning || strings.Contains(got, "think>") {
+		t.Errorf("streamed reasoning %q, want %q", got, resp.Reasoning)
+	}
+}
