@@ -10,8 +10,8 @@ import (
 // have the last event ([DONE], response.completed, message_stop), usually
 // before the end of the chunked body has been read, and a body closed
 // before its end takes its connection with it: every turn would dial anew
-// (and, against a hosted API, shake hands over TLS anew). A server that keeps the stream open after [DONE] costs at
-// most drainWait.
+// (and, against a hosted API, shake hands over TLS anew). A server that
+// keeps the stream open after its last event costs at most drainWait.
 type drainingBody struct{ io.ReadCloser }
 
 func (b drainingBody) Close() error {
