@@ -33,7 +33,12 @@ type Broker struct {
 	next     int
 	pending  map[string]*Question
 	answered map[string]bool
+	// unattended: nobody is left to answer, so questions fail at once.
+	unattended bool
 }
+
+// errUnattended is the wait error once nobody is left to answer.
+var errUnattended = errors.New("no operator is left to answer")
 
 // NewBroker makes an empty broker.
 func NewBroker() *Broker {
@@ -47,20 +52,29 @@ func (b *Broker) open(runID string, p event.AskHumanPayload) *Question {
 	b.next++
 	p.ID = fmt.Sprintf("q-%s-%d", runID, b.next)
 	q := &Question{AskHumanPayload: p, RunID: runID, AskedAt: time.Now().UTC(), answerCh: make(chan answerMsg, 1)}
+	if b.unattended {
+		q.answerCh <- answerMsg{none: true}
+		return q
+	}
 	b.pending[p.ID] = q
 	return q
 }
 
-// answerMsg is an answer and the client it came from.
+// answerMsg is an answer and the client it came from, or none: nobody
+// will answer.
 type answerMsg struct {
 	text   string
 	source string
+	none   bool
 }
 
 // wait blocks until q is answered or ctx ends.
 func (b *Broker) wait(ctx context.Context, q *Question) (answerMsg, error) {
 	select {
 	case a := <-q.answerCh:
+		if a.none {
+			return answerMsg{}, errUnattended
+		}
 		return a, nil
 	case <-ctx.Done():
 		b.mu.Lock()
@@ -87,6 +101,20 @@ func (b *Broker) Answer(id, answer, source string) error {
 	b.answered[id] = true
 	q.answerCh <- answerMsg{text: answer, source: source}
 	return nil
+}
+
+// Unattended tells the broker nobody is left to answer (a headless run's
+// stdin closed, and no browser is attached): every pending question and
+// every later one fails at once, so the asking role gets "no operator
+// available" instead of waiting forever.
+func (b *Broker) Unattended() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unattended = true
+	for id, q := range b.pending {
+		delete(b.pending, id)
+		q.answerCh <- answerMsg{none: true}
+	}
 }
 
 // Pending lists the open questions, oldest first.

@@ -481,3 +481,43 @@ func TestSeedGuildFormatWithInlineFS(t *testing.T) {
 		}
 	}
 }
+
+// Once nobody is left to answer, a pending question and every later one
+// fail at once: the role gets "no operator available" and the run goes on.
+func TestUnattendedBrokerFailsQuestions(t *testing.T) {
+	g := testGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{"orchestrator": {
+		turn("", call("ask_human", map[string]any{"question": "First?"})),
+		turn("", call("ask_human", map[string]any{"question": "Second?"})),
+		turn("", finishCall("success", "went on")),
+	}})
+	h.opts.NoInput = false
+	bus, broker := NewBus(), NewBroker()
+	h.opts.Bus, h.opts.Broker = bus, broker
+	_, sub := bus.Subscribe(64)
+	go func() {
+		for e := range sub.C {
+			if e.Type == event.AskHuman {
+				broker.Unattended() // the first question is pending now
+				return
+			}
+		}
+	}()
+	out, evs, _ := h.run()
+	sub.Close()
+	if out.Status != "success" {
+		t.Fatalf("outcome %+v, want the run to go on and finish", out)
+	}
+	results := find(evs, event.ToolResult)
+	unavailable := 0
+	for _, e := range results {
+		var p event.ToolResultPayload
+		_ = e.Decode(&p)
+		if p.Tool == "ask_human" && p.Kind == "unavailable" {
+			unavailable++
+		}
+	}
+	if unavailable != 2 || len(find(evs, event.HumanAnswer)) != 0 {
+		t.Fatalf("%d ask_human results unavailable, %d answers; want 2 and 0", unavailable, len(find(evs, event.HumanAnswer)))
+	}
+}

@@ -214,6 +214,10 @@ func (s *Session) Health() HealthView { return s.health.Snapshot() }
 // (terminal, browser, stdin). The first answer wins.
 func (s *Session) Answer(id, answer, source string) error { return s.broker.Answer(id, answer, source) }
 
+// Unattended makes every pending and later question fail with "no
+// operator available": nobody is left to answer.
+func (s *Session) Unattended() { s.broker.Unattended() }
+
 // Questions lists the pending questions.
 func (s *Session) Questions() []Question { return s.broker.Pending() }
 

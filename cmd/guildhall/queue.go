@@ -484,7 +484,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin())
+		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin(), stdinClosed{notices: cmd.ErrOrStderr()})
 	}()
 	drainErr := sched.Drain(ctx)
 	sub.Close()
@@ -532,7 +532,7 @@ const promptDelay = 300 * time.Millisecond
 // reports it): a parked run withdraws its question before it logs the
 // next event, so the prompt is shown once the next event arrives, or
 // after promptDelay, and only if the question is still pending.
-func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, sess *runner.Session, in io.Reader) {
+func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, sess *runner.Session, in io.Reader, closed stdinClosed) {
 	answering := false
 	var asked *event.AskHumanPayload
 	prompt := func() {
@@ -543,7 +543,7 @@ func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interac
 		}
 		if !answering {
 			answering = true
-			go answerFromLines(in, sess)
+			go answerFromLines(in, sess, closed)
 		}
 		if asJSON {
 			return
@@ -598,7 +598,7 @@ func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interac
 // line read (an option's number picks that option). Lines typed while no
 // question is pending are dropped. The answers are recorded as coming from
 // the terminal, or from stdin when it is not one (a pipe, a file).
-func answerFromLines(in io.Reader, sess *runner.Session) {
+func answerFromLines(in io.Reader, sess *runner.Session, closed stdinClosed) {
 	source := "stdin"
 	if f, ok := in.(*os.File); ok && isTerminal(f) {
 		source = "terminal"
@@ -617,6 +617,18 @@ func answerFromLines(in io.Reader, sess *runner.Session) {
 		}
 		_ = sess.Answer(q.ID, answer, source)
 	}
+	// End of input: unless a browser can still answer, nobody will, and a
+	// question must not wait forever.
+	if !closed.browserAnswers {
+		fmt.Fprintln(closed.notices, "\nguildhall: standard input closed; questions now get \"no operator available\" (use --no-input to say so up front)")
+		sess.Unattended()
+	}
+}
+
+// stdinClosed says what answerFromLines does when its input ends.
+type stdinClosed struct {
+	browserAnswers bool      // a browser companion can still answer
+	notices        io.Writer // where the notice goes
 }
 
 // isTerminal reports whether f is a terminal.

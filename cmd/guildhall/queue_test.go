@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/store"
 )
@@ -273,5 +274,43 @@ func TestTaskOnABusyWorkspaceQueuesWithoutProbing(t *testing.T) {
 	items, err := store.Workspace{Dir: ws}.Queue().List()
 	if err != nil || len(items) != 1 || items[0].Task != "Fix the bug" {
 		t.Fatalf("queue = %+v (%v), want the one task", items, err)
+	}
+}
+
+// A headless run whose standard input ends (a script, a CI job, Ctrl-D)
+// and that has no browser attached must not wait forever on a question:
+// it says so once, and the role gets "no operator available".
+func TestRunWithClosedStdinDoesNotWaitOnQuestions(t *testing.T) {
+	ws := t.TempDir()
+	script := writeScript(t, map[string][][]map[string]any{
+		"orchestrator": {
+			{{"name": "ask_human", "args": map[string]any{"question": "Which database?"}}},
+			finishTurn("success", "Assumed Postgres"),
+		},
+	})
+	done := make(chan cliResult, 1)
+	go func() {
+		done <- runCLI(t, "", "run", "--workspace", ws, "--guild", testGuild, "--provider", "script", "--script", script, "Pick a database")
+	}()
+	var res cliResult
+	select {
+	case res = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run is still waiting for an answer after its stdin closed")
+	}
+	if res.code != 0 || !strings.Contains(res.stderr, "standard input closed") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	_, evs := readRun(t, ws)
+	unavailable := false
+	for _, e := range evs {
+		if e.Type == "tool_result" {
+			var p struct{ Tool, Kind string }
+			_ = e.Decode(&p)
+			unavailable = unavailable || (p.Tool == "ask_human" && p.Kind == "unavailable")
+		}
+	}
+	if !unavailable {
+		t.Fatal("ask_human did not come back as unavailable")
 	}
 }

@@ -31,7 +31,8 @@ func newRunCmd(common *commonFlags) *cobra.Command {
 		Long: `Run a task without the console. Progress is printed as one escape-safe line
 per event (--json prints the log events as NDJSON instead). ask_human
 questions are asked on this terminal; --no-input answers them with a
-"no operator available" tool error.
+"no operator available" tool error, and so does the end of standard input
+when no browser (--web) can answer instead.
 
 Exit status: 0 success, 1 error, 2 usage or configuration error,
 3 needs_clarification, suspended or paused, 130 interrupted.`,
@@ -164,7 +165,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin())
+		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin(), stdinClosed{browserAnswers: common.web != "", notices: cmd.ErrOrStderr()})
 	}()
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
