@@ -423,18 +423,7 @@ func (s *childStreams) started() {
 // the group with them, then closes them.
 func (s *childStreams) finish() {
 	s.started()
-	drained := make(chan struct{})
-	go func() { s.drained.Wait(); close(drained) }()
-	grace := time.NewTimer(pipeGrace)
-	select {
-	case <-drained:
-	case <-grace.C:
-	}
-	grace.Stop()
-	for _, r := range s.readers {
-		r.Close()
-	}
-	<-drained
+	drainPipes(&s.drained, s.readers...)
 }
 
 // openStdStreams maps the /dev paths of the standard streams to the

@@ -108,6 +108,18 @@ func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
 	// Reap what the leader left running in its group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 
+	drainPipes(&readers, outR, errR)
+
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	res.Stdout, res.stdoutCut = stdout.text(spec.MaxChars)
+	res.Stderr, _ = stderr.text(spec.MaxChars)
+	return res, runErr
+}
+
+// drainPipes waits for the readers copying from pipes to finish, at most
+// pipeGrace (a process that escaped its group may still hold a write end),
+// then closes the pipes, which ends the readers.
+func drainPipes(readers *sync.WaitGroup, pipes ...*os.File) {
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	grace := time.NewTimer(pipeGrace)
@@ -116,14 +128,10 @@ func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
 	case <-grace.C:
 	}
 	grace.Stop()
-	outR.Close()
-	errR.Close()
+	for _, p := range pipes {
+		p.Close()
+	}
 	<-drained
-
-	res.ExitCode = cmd.ProcessState.ExitCode()
-	res.Stdout, res.stdoutCut = stdout.text(spec.MaxChars)
-	res.Stderr, _ = stderr.text(spec.MaxChars)
-	return res, runErr
 }
 
 // capture keeps the first and last limit bytes of a stream.
