@@ -272,10 +272,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 		return nil, classifyFailure(ctx, callCtx, err, true)
 	}
 	if !stopped {
-		if err := classifyFailure(ctx, callCtx, context.Cause(callCtx), true); err != nil {
-			return nil, err
-		}
-		return nil, cutStream("message_stop")
+		return nil, unfinished(ctx, callCtx, "message_stop")
 	}
 	toolCalls, err := calls.finish()
 	if err != nil {

@@ -341,3 +341,13 @@ func classifyFailure(parent, callCtx context.Context, err error, streaming bool)
 func cutStream(what string) *Error {
 	return &Error{Category: CategoryCutStream, Err: fmt.Errorf("stream ended before %s", what)}
 }
+
+// unfinished is the failure for a stream that ended cleanly but without its
+// terminal event: the call's cancellation or idle timeout when that ended
+// it, else a cut stream.
+func unfinished(parent, callCtx context.Context, what string) error {
+	if err := classifyFailure(parent, callCtx, context.Cause(callCtx), true); err != nil {
+		return err
+	}
+	return cutStream(what)
+}

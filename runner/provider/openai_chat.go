@@ -211,10 +211,7 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		}
 	}
 	if !sawFinish {
-		if err := classifyFailure(ctx, callCtx, context.Cause(callCtx), true); err != nil {
-			return nil, err
-		}
-		return nil, cutStream("a finish_reason")
+		return nil, unfinished(ctx, callCtx, "a finish_reason")
 	}
 	toolCalls, err := calls.finish()
 	if err != nil {

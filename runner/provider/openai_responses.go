@@ -251,10 +251,7 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 		return nil, classifyFailure(ctx, callCtx, err, true)
 	}
 	if !finished {
-		if err := classifyFailure(ctx, callCtx, context.Cause(callCtx), true); err != nil {
-			return nil, err
-		}
-		return nil, cutStream("response.completed")
+		return nil, unfinished(ctx, callCtx, "response.completed")
 	}
 	toolCalls, err := calls.finish()
 	if err != nil {
