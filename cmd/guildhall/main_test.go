@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain gives the whole test binary its own operator state and
+// configuration folders, so that no test reads or writes the real user's
+// trust decisions, records key or configuration, and tests run in-process
+// (runCLI) see a fresh operator. XDG_CACHE_HOME is left alone: the go
+// command keeps its build cache there.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "guildhall-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for name, sub := range map[string]string{
+		"XDG_STATE_HOME":  "state",
+		"XDG_CONFIG_HOME": "config",
+	} {
+		p := dir + "/" + sub
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv(name, p)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
