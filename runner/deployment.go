@@ -3,6 +3,8 @@ package runner
 import (
 	"os"
 	"strings"
+
+	"github.com/guildhall/guildhall/tools"
 )
 
 // Generation holds the default sampling parameters applied to every role.
@@ -58,6 +60,10 @@ type ExecutorConfig struct {
 	InquiryHandlerRole        string             `json:"inquiryHandlerRole,omitempty"`
 	InterruptTriggers         *InterruptTriggers `json:"interruptTriggers,omitempty"`
 	ProviderHealth            ProviderHealth     `json:"providerHealth"`
+	// PassEnv names environment variables (exact, or a prefix ending in
+	// '*') that tool subprocesses get beyond the built-in allowlist
+	// (Guildhall addition; see tools.EnvAllowlist).
+	PassEnv []string `json:"passEnv,omitempty"`
 }
 
 // ContextPolicy is deployment.json's contextPolicy section.
@@ -113,6 +119,7 @@ var deploymentShape = shape{
 		"contextPressureThreshold": nil, "contextHandlerRole": nil, "inquiryHandlerRole": nil,
 		"interruptTriggers": shape{"handlerRole": nil, "everyToolCalls": nil, "everyTokens": nil, "planOwnerRole": nil},
 		"providerHealth":    shape{"retries": nil, "suspendAfter": nil, "probeSeconds": nil, "autoResume": nil, "requestTimeoutSeconds": nil},
+		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
 }
@@ -206,9 +213,36 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if e.ContextPressureThreshold <= 0 || e.ContextPressureThreshold >= 1 {
 		c.errorf(at("executor", "contextPressureThreshold"), "executor.contextPressureThreshold must be a fraction between 0 and 1, such as 0.8")
 	}
+	for i, name := range e.PassEnv {
+		pos := at("executor", "passEnv")
+		if n := root.field("executor").field("passEnv"); n != nil && i < len(n.items) {
+			pos = n.items[i].offset
+		}
+		switch {
+		case !validEnvPattern(name):
+			c.errorf(pos, "executor.passEnv[%d] %q is not an environment variable name (letters, digits and '_', optionally ending in '*')", i, name)
+		case tools.NeverPassEnv(strings.TrimSuffix(name, "*")) || strings.EqualFold(strings.TrimSuffix(name, "*"), "GUILDHALL_"):
+			c.errorf(pos, "executor.passEnv[%d] %q: Guildhall's own variables and the provider keys never reach a tool", i, name)
+		}
+	}
 	if d.ContextPolicy.MaxToolOutputChars < 1 {
 		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
 	}
+}
+
+// validEnvPattern reports whether s is a variable name, or a prefix of one
+// followed by '*'.
+func validEnvPattern(s string) bool {
+	s = strings.TrimSuffix(s, "*")
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckAgainstGuild verifies that the handler roles the deployment names

@@ -79,6 +79,9 @@ func TestDeploymentValidation(t *testing.T) {
 		{"bad threshold", `{"executor": {"contextPressureThreshold": 1.5}}`, []string{"contextPressureThreshold must be a fraction"}},
 		{"bad provider", `{"model": {"provider": "gemini"}}`, []string{`"gemini" is not one of`}},
 		{"max tokens over window", `{"model": {"contextWindow": 1000, "generation": {"maxTokens": 2000}}}`, []string{"maxTokens must be positive and smaller"}},
+		{"passEnv not a name", "{\"executor\": {\"passEnv\": [\"OK\",\n \"A=B\"]}}", []string{"d.json:2:2", `passEnv[1] "A=B" is not an environment variable name`}},
+		{"passEnv a provider key", `{"executor": {"passEnv": ["OPENAI_API_KEY"]}}`, []string{`passEnv[0] "OPENAI_API_KEY"`, "never reach a tool"}},
+		{"passEnv guildhall prefix", `{"executor": {"passEnv": ["GUILDHALL_*"]}}`, []string{"never reach a tool"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

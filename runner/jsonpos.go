@@ -95,6 +95,9 @@ func parsePositioned(file string, data []byte) (*jnode, error) {
 
 func parseValue(file string, data []byte, dec *json.Decoder) (*jnode, error) {
 	start := skipSpace(data, dec.InputOffset())
+	if start < int64(len(data)) && data[start] == ',' {
+		start = skipSpace(data, start+1) // a later array item
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, syntaxError(file, data, dec, err)

@@ -124,7 +124,7 @@ func gitRaw(ctx context.Context, env *Env, extraConfig []string, maxChars int, a
 // through GIT_CONFIG_COUNT, which needs no quoting whatever the key holds.
 func gitEnv(env *Env, extraConfig []string) []string {
 	var out []string
-	for _, kv := range SubprocessEnv() {
+	for _, kv := range SubprocessEnv(env.PassEnv) {
 		if strings.HasPrefix(strings.ToUpper(kv), "GIT_") {
 			continue
 		}

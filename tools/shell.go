@@ -31,7 +31,7 @@ func shellCall(ctx context.Context, env *Env, command string, timeout time.Durat
 	return runScript(ctx, scriptSpec{
 		Dir:      env.Workspace.Dir(),
 		Command:  command,
-		Env:      SubprocessEnv(),
+		Env:      SubprocessEnv(env.PassEnv),
 		Timeout:  timeout,
 		MaxChars: streamMaxChars,
 	})

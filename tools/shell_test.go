@@ -26,6 +26,7 @@ func TestShellCommands(t *testing.T) {
 	t.Setenv("KEEP_ME", "kept")
 	ws, dir := newWS(t, map[string]string{"data.txt": "from file\n"})
 	env := testEnv(ws)
+	env.PassEnv = []string{"KEEP_ME"}
 	cases := []struct {
 		name, command string
 		stdout        string // exact unless stdoutHas is set

@@ -215,20 +215,20 @@ func callTimeout(env *Env, requested *float64) (time.Duration, *Result) {
 	return time.Duration(s * float64(time.Second)), nil
 }
 
-// SubprocessEnv is the environment every subprocess gets: this process's
-// environment without provider keys or secrets (see ScrubEnv).
-func SubprocessEnv() []string { return ScrubEnv(os.Environ()) }
+// SubprocessEnv is the environment every subprocess a tool starts gets:
+// the variables of this process's environment that the allowlist names
+// (see PassesEnv), plus those the operator passes by name. Anything else,
+// whatever it is called (GITHUB_PAT, DATABASE_URL, NPM_CONFIG__AUTH), stays
+// out: a denylist of secret-looking names always misses one.
+func SubprocessEnv(pass []string) []string { return FilterEnv(os.Environ(), pass) }
 
-// ScrubEnv drops secret-bearing variables from an environment list:
-// OPENAI_API_KEY, ANTHROPIC_API_KEY, every GUILDHALL_* variable, and every
-// name ending (case-insensitively) in _API_KEY, _APIKEY, _TOKEN, _SECRET,
-// _SECRET_KEY, _ACCESS_KEY, _PRIVATE_KEY, _PASSWORD, _PASSWD or
-// _CREDENTIALS. Malformed entries (no '=') are dropped too.
-func ScrubEnv(environ []string) []string {
+// FilterEnv keeps the entries of environ that PassesEnv accepts.
+// Malformed entries (no '=', or an empty name) are dropped.
+func FilterEnv(environ, pass []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || secretEnvName(name) {
+		if !ok || name == "" || !PassesEnv(name, pass) {
 			continue
 		}
 		out = append(out, kv)
@@ -236,18 +236,53 @@ func ScrubEnv(environ []string) []string {
 	return out
 }
 
-func secretEnvName(name string) bool {
+// EnvAllowlist names the variables tool subprocesses get from the
+// operator's environment: where things are (PATH, HOME, the temporary
+// folder), the locale and terminal type, and the locations and settings of
+// common toolchains, so that builds and tests find their caches. An entry
+// ending in '*' is a prefix. docs/security.md lists the same names.
+func EnvAllowlist() []string { return append([]string(nil), envAllowlist[:]...) }
+
+var envAllowlist = [...]string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "TMPDIR",
+	"LANG", "LANGUAGE", "LC_*",
+	// Go
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOSUMDB",
+	"GOPRIVATE", "GONOPROXY", "GONOSUMDB", "GOTOOLCHAIN", "GOTMPDIR", "CGO_ENABLED",
+	"CC", "CXX",
+	// Rust, Java, Node, Python, Ruby, .NET
+	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "JAVA_HOME", "GRADLE_USER_HOME",
+	"NODE_PATH", "NVM_DIR", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYENV_ROOT",
+	"CONDA_PREFIX", "GEM_HOME", "GEM_PATH", "RBENV_ROOT", "DOTNET_ROOT",
+	// Certificates
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+}
+
+// PassesEnv reports whether a variable may reach a tool subprocess: it is
+// on EnvAllowlist or in pass (the operator's executor.passEnv, exact names
+// or prefixes ending in '*'). Guildhall's own variables and the provider
+// keys never pass, even when named.
+func PassesEnv(name string, pass []string) bool {
+	if NeverPassEnv(name) {
+		return false
+	}
+	return envListed(name, envAllowlist[:]) || envListed(name, pass)
+}
+
+// NeverPassEnv reports the variables no configuration may pass to a tool:
+// GUILDHALL_* and the provider keys.
+func NeverPassEnv(name string) bool {
 	n := strings.ToUpper(name)
-	switch n {
-	case "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "API_KEY", "TOKEN", "SECRET", "PASSWORD":
-		return true
-	}
-	if strings.HasPrefix(n, "GUILDHALL_") {
-		return true
-	}
-	for _, suffix := range []string{"_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_SECRET_KEY",
-		"_ACCESS_KEY", "_PRIVATE_KEY", "_PASSWORD", "_PASSWD", "_CREDENTIALS"} {
-		if strings.HasSuffix(n, suffix) {
+	return strings.HasPrefix(n, "GUILDHALL_") || n == "OPENAI_API_KEY" || n == "ANTHROPIC_API_KEY"
+}
+
+func envListed(name string, list []string) bool {
+	for _, p := range list {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if name == p {
 			return true
 		}
 	}

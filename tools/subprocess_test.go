@@ -97,7 +97,11 @@ func TestRunShellCancel(t *testing.T) {
 	}
 }
 
-func TestRunShellEnvironmentScrubbed(t *testing.T) {
+// TestRunShellEnvironmentIsAnAllowlist plants secrets under names no
+// denylist guesses (a PAT, a URL with a password, npm's auth) as well as the
+// usual ones, and checks that only allowlisted and operator-passed names
+// reach a program.
+func TestRunShellEnvironmentIsAnAllowlist(t *testing.T) {
 	secrets := map[string]string{
 		"FOO_API_KEY":       "s1",
 		"GUILDHALL_X":       "s2",
@@ -107,38 +111,51 @@ func TestRunShellEnvironmentScrubbed(t *testing.T) {
 		"db_password":       "s6",
 		"My_Secret":         "s7",
 		"GUILDHALL_API_KEY": "s8",
+		"GITHUB_PAT":        "s9",
+		"DATABASE_URL":      "postgres://app:s10@db/app",
+		"NPM_CONFIG__AUTH":  "s11",
+		"SSH_AUTH_SOCK":     "/tmp/s12",
+		"AWS_SESSION":       "s13",
 	}
 	for k, v := range secrets {
 		t.Setenv(k, "leak-"+v)
 	}
 	t.Setenv("KEEP_ME", "kept")
+	t.Setenv("LC_TIME", "C")
 	ws, _ := newWS(t, nil)
-	d := data(t, call(t, testEnv(ws), "run_shell", map[string]any{"command": "env"}))
+	env := testEnv(ws)
+	env.PassEnv = []string{"KEEP_*", "GUILDHALL_X", "OPENAI_API_KEY"}
+	d := data(t, call(t, env, "run_shell", map[string]any{"command": "env; sh -c env"}))
 	out := d["stdout"].(string)
 	for k := range secrets {
 		if strings.Contains(out, k+"=") || strings.Contains(out, "leak-") {
 			t.Errorf("%s reached the child", k)
 		}
 	}
-	for _, want := range []string{"PATH=", "KEEP_ME=kept"} {
+	for _, want := range []string{"PATH=", "KEEP_ME=kept", "LC_TIME=C"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("child env lacks %s", want)
 		}
 	}
 }
 
-func TestScrubEnv(t *testing.T) {
+func TestPassesEnv(t *testing.T) {
+	pass := []string{"DATABASE_URL", "MY_*", "GUILDHALL_MODE", "OPENAI_API_KEY"}
 	cases := map[string]bool{
-		"OPENAI_API_KEY=x": false, "ANTHROPIC_API_KEY=x": false, "GUILDHALL_API_KEY=x": false, "guildhall_mode=x": false,
-		"AWS_SECRET_ACCESS_KEY=x": false, "NPM_TOKEN=x": false, "PGPASSWORD=x": true, "PG_PASSWORD=x": false,
-		"FOO_APIKEY=x": false, "X_PRIVATE_KEY=x": false, "PATH=/bin": true, "HOME=/root": true, "TOKENIZER=x": true,
-		"noequals": false, "=x": false,
+		"PATH": true, "HOME": true, "LC_ALL": true, "LANG": true, "GOPATH": true, "GOMODCACHE": true,
+		"DATABASE_URL": true, "MY_CACHE": true, "MY": false,
+		"GUILDHALL_MODE": false, "guildhall_api_key": false, "OPENAI_API_KEY": false, "ANTHROPIC_API_KEY": false,
+		"GITHUB_PAT": false, "NPM_CONFIG__AUTH": false, "AWS_SECRET_ACCESS_KEY": false, "SSH_AUTH_SOCK": false,
+		"XDG_RUNTIME_DIR": false, "DBUS_SESSION_BUS_ADDRESS": false, "PGPASSWORD": false, "path": false,
 	}
-	for kv, keep := range cases {
-		got := len(ScrubEnv([]string{kv})) == 1
-		if got != keep {
-			t.Errorf("%q kept=%v, want %v", kv, got, keep)
+	for name, want := range cases {
+		if got := PassesEnv(name, pass); got != want {
+			t.Errorf("PassesEnv(%q) = %v, want %v", name, got, want)
 		}
+	}
+	got := FilterEnv([]string{"PATH=/bin", "noequals", "=x", "GITHUB_PAT=p", "MY_X=1"}, pass)
+	if strings.Join(got, " ") != "PATH=/bin MY_X=1" {
+		t.Errorf("FilterEnv kept %q", got)
 	}
 }
 

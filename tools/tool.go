@@ -106,6 +106,9 @@ type Env struct {
 	// TimeoutCeiling is the deployment's defaultToolTimeoutSeconds: a call
 	// may lower its timeout but never raise it above this.
 	TimeoutCeiling time.Duration
-	Asker          Asker
-	Meta           RunMeta
+	// PassEnv names the operator's variables that tool subprocesses get
+	// beyond EnvAllowlist (executor.passEnv).
+	PassEnv []string
+	Asker   Asker
+	Meta    RunMeta
 }
