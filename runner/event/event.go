@@ -59,6 +59,9 @@ const (
 	// LLMDelta carries streamed reply text. It is published on the bus for
 	// live views and never written to log.jsonl.
 	LLMDelta Type = "llm_delta"
+	// Egress records one attempt to reach the network from a sandboxed
+	// command (through the proxy) or a web tool, and the policy's decision.
+	Egress Type = "egress"
 )
 
 // Event is one line of log.jsonl: {timestamp, type, payload}.
@@ -407,4 +410,19 @@ type ProviderFailurePayload struct {
 	Attempt    int    `json:"attempt"`
 	Retrying   bool   `json:"retrying"`
 	Body       string `json:"body,omitempty"`
+}
+
+// EgressPayload is one egress attempt: the host and port asked for, whether
+// the sandbox's network policy allowed it (and by which pattern), and the
+// client: "proxy" for a sandboxed command, or the web tool's name. Role and
+// RoleID name the role whose tool call made the attempt, when known.
+type EgressPayload struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule,omitempty"`
+	Via     string `json:"via"`
+	Reason  string `json:"reason,omitempty"`
+	Role    string `json:"role,omitempty"`
+	RoleID  string `json:"roleId,omitempty"`
 }
