@@ -3,10 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
-
-	"github.com/guildhall/guildhall/store"
 )
 
 // Checkpoint is state.json: everything needed to resume a run.
@@ -40,21 +37,13 @@ func (r *Run) checkpoint() {
 		}
 		return
 	}
-	dir, err := r.ws.RunDir(r.id)
-	if err != nil {
-		return
-	}
-	if err := store.SwapFile(filepath.Join(dir, store.StateFile), b, 0o644); err != nil && r.logErr == nil {
+	if err := r.ws.WriteState(r.id, b); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
 }
 
 func (r *Run) removeCheckpoint() {
-	dir, err := r.ws.RunDir(r.id)
-	if err != nil {
-		return
-	}
-	if err := store.RemoveSwapped(filepath.Join(dir, store.StateFile)); err != nil && r.logErr == nil {
+	if err := r.ws.RemoveState(r.id); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
 }

@@ -2,11 +2,7 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +15,7 @@ import (
 // PauseMarker is the durable pause-intent file in a run's folder. It is
 // advisory bookkeeping: boot honours it only after the run id, manifest and
 // checkpoint gates pass, and it can only ever request a pause.
-const PauseMarker = "pause-intent"
+const PauseMarker = store.PauseFile
 
 // controls is the operator's side channel into a running run. Requests are
 // recorded here from any goroutine and applied by the run at its next safe
@@ -112,18 +108,12 @@ func (r *Run) terminating() bool {
 	return r.ctl.terminate
 }
 
-func (r *Run) pauseMarkerPath() string {
-	dir, _ := r.ws.RunDir(r.id)
-	return filepath.Join(dir, PauseMarker)
-}
-
 func (r *Run) writePauseMarker() {
-	b, _ := json.Marshal(map[string]any{"runId": r.id, "requestedAt": time.Now().UTC()})
-	_ = store.WriteFileAtomic(r.pauseMarkerPath(), b, 0o644)
+	_ = r.ws.WritePauseMarker(r.id, time.Now())
 }
 
 func (r *Run) removePauseMarker() {
-	if err := os.Remove(r.pauseMarkerPath()); err != nil && !errors.Is(err, os.ErrNotExist) && r.logErr == nil {
+	if err := r.ws.RemovePauseMarker(r.id); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
 }

@@ -112,7 +112,7 @@ func TestPlanModificationUnwindsTwoLevels(t *testing.T) {
 	if out.Status != "success" {
 		t.Fatalf("status %s", out.Status)
 	}
-	evs := readEvents(t, store.Workspace{Dir: h.dir}, out.RunID)
+	evs := readEvents(t, testWS(h.dir), out.RunID)
 	var pm event.PlanModificationPayload
 	pms := find(evs, event.PlanModification)
 	if len(pms) != 1 {
@@ -161,7 +161,7 @@ func TestInquiryAnsweredMidRun(t *testing.T) {
 	r, done = startRun(t, h)
 	close(ready)
 	out := wait(t, done)
-	evs := readEvents(t, store.Workspace{Dir: h.dir}, out.RunID)
+	evs := readEvents(t, testWS(h.dir), out.RunID)
 	ints, res := find(evs, event.Interrupt), find(evs, event.InterruptResolved)
 	if len(ints) != 1 || len(res) != 1 {
 		t.Fatalf("want one interrupt pair: %v", types(evs))
@@ -195,7 +195,7 @@ func TestInquiryDroppedWithoutHandler(t *testing.T) {
 	r, done = startRun(t, h)
 	close(ready)
 	out := wait(t, done)
-	evs := readEvents(t, store.Workspace{Dir: h.dir}, out.RunID)
+	evs := readEvents(t, testWS(h.dir), out.RunID)
 	if len(find(evs, event.InquiryDropped)) != 1 || out.Status != "success" {
 		t.Fatalf("want inquiry_dropped and success: %s %v", out.Status, types(evs))
 	}
@@ -225,7 +225,7 @@ func TestPauseResumeTerminate(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ws := store.Workspace{Dir: h.dir}
+	ws := testWS(h.dir)
 	if m, _ := ws.ReadMeta(r.ID()); m.Status != store.StatusPaused {
 		t.Fatalf("meta status while paused = %s", m.Status)
 	}

@@ -76,8 +76,51 @@ type Deployment struct {
 	Model         ModelConfig    `json:"model"`
 	Executor      ExecutorConfig `json:"executor"`
 	ContextPolicy ContextPolicy  `json:"contextPolicy"`
-	// Source names the file it came from ("built-in defaults" otherwise).
+	// Source names the file it came from ("built-in defaults" otherwise);
+	// with layered files, the last one.
 	Source string `json:"-"`
+	// SetBy records, for every setting a file or an override gave a value,
+	// where it came from (a file name, a flag, an environment variable),
+	// keyed by dotted path ("model.apiBase"). Settings absent from it are
+	// built-in defaults. The key rule reads it: a key goes only to an
+	// endpoint the operator chose.
+	SetBy map[string]string `json:"-"`
+}
+
+// Origin is where the setting at path came from, "" for a built-in
+// default.
+func (d *Deployment) Origin(path string) string { return d.SetBy[path] }
+
+// SetOrigin records that the setting at path came from source.
+func (d *Deployment) SetOrigin(path, source string) {
+	if d.SetBy == nil {
+		d.SetBy = map[string]string{}
+	}
+	d.SetBy[path] = source
+}
+
+// clone copies d deeply enough that decoding another file onto the copy
+// leaves d as it was.
+func (d *Deployment) clone() *Deployment {
+	c := *d
+	if t := d.Model.Generation.Temperature; t != nil {
+		v := *t
+		c.Model.Generation.Temperature = &v
+	}
+	if it := d.Executor.InterruptTriggers; it != nil {
+		v := *it
+		c.Executor.InterruptTriggers = &v
+	}
+	if a := d.Executor.ProviderHealth.AutoResume; a != nil {
+		v := *a
+		c.Executor.ProviderHealth.AutoResume = &v
+	}
+	c.Executor.PassEnv = append([]string(nil), d.Executor.PassEnv...)
+	c.SetBy = make(map[string]string, len(d.SetBy))
+	for k, v := range d.SetBy {
+		c.SetBy[k] = v
+	}
+	return &c
 }
 
 // DefaultDeployment is what Guildhall uses without a deployment.json. The
@@ -139,6 +182,14 @@ func LoadDeployment(file string) (*Deployment, error) {
 
 // ParseDeployment validates deployment JSON read from file.
 func ParseDeployment(file string, data []byte) (*Deployment, error) {
+	return ParseDeploymentOnto(nil, file, data)
+}
+
+// ParseDeploymentOnto validates deployment JSON read from file and applies
+// it over base, a deployment already layered from other files (nil for the
+// built-in defaults): what file sets wins, what it omits keeps base's
+// value. base is not changed.
+func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deployment, error) {
 	root, err := parsePositioned(file, data)
 	if err != nil {
 		return nil, err
@@ -148,20 +199,44 @@ func ParseDeployment(file string, data []byte) (*Deployment, error) {
 	if len(c.errs) == 0 {
 		c.checkShape(root, deploymentShape, "deployment")
 	}
-	d := DefaultDeployment()
+	var d *Deployment
+	if base == nil {
+		d = DefaultDeployment()
+		// Handler roles and the loop-check cadence are opt-in in a file,
+		// as in the original: absent means off.
+		d.Executor.InterruptTriggers = nil
+		d.Executor.ContextHandlerRole = ""
+		d.Executor.InquiryHandlerRole = ""
+	} else {
+		d = base.clone()
+	}
 	d.Source = file
-	// Handler roles and the loop-check cadence are opt-in in a file, as in
-	// the original: absent means off.
-	d.Executor.InterruptTriggers = nil
-	d.Executor.ContextHandlerRole = ""
-	d.Executor.InquiryHandlerRole = ""
 	c.decodeInto(root, d, "deployment")
+	recordOrigins(d, root, "", file)
 	checkDeploymentValues(c, root, d)
 	if len(c.errs) > 0 {
 		sortErrors(c.errs)
 		return nil, c.errs
 	}
 	return d, nil
+}
+
+// recordOrigins notes file as the origin of every leaf setting under n.
+func recordOrigins(d *Deployment, n *jnode, prefix, file string) {
+	if n == nil {
+		return
+	}
+	if n.kind != '{' {
+		d.SetOrigin(prefix, file)
+		return
+	}
+	for _, f := range n.keys {
+		path := f.key
+		if prefix != "" {
+			path = prefix + "." + f.key
+		}
+		recordOrigins(d, f.value, path, file)
+	}
 }
 
 func findSecrets(c *checker, n *jnode) {

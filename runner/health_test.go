@@ -24,7 +24,7 @@ func faultSession(t *testing.T, f *fakellm.Server, health ProviderHealth) (*Sess
 	d.Executor.ProviderHealth = health
 	p := provider.NewOpenAIChat(provider.Config{BaseURL: f.BaseURL(), Model: "fake-model", RequestTimeout: 2 * time.Second})
 	dir := t.TempDir()
-	s, err := OpenSession(SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: p, NoInput: true})
+	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: p, NoInput: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestFaultsAreRetriedAndTheRunSucceeds(t *testing.T) {
 	defer cancel()
 	out, err := s.Wait(ctx)
 	if err != nil || out.Status != "success" {
-		for _, e := range readEvents(t, store.Workspace{Dir: dir}, id) {
+		for _, e := range readEvents(t, testWS(dir), id) {
 			t.Logf("%s %s", e.Type, e.Payload)
 		}
 		t.Fatalf("outcome %+v %v", out, err)
@@ -68,7 +68,7 @@ func TestFaultsAreRetriedAndTheRunSucceeds(t *testing.T) {
 	if h := s.Health(); h.State != HealthOK || h.ConsecutiveFailures != 0 || h.LastSuccessAt == nil {
 		t.Fatalf("health after recovery = %+v", h)
 	}
-	evs := readEvents(t, store.Workspace{Dir: dir}, id)
+	evs := readEvents(t, testWS(dir), id)
 	var cats []string
 	for _, e := range find(evs, event.ProviderFailure) {
 		var p event.ProviderFailurePayload
@@ -82,7 +82,7 @@ func TestFaultsAreRetriedAndTheRunSucceeds(t *testing.T) {
 	if got := strings.Join(cats, ","); got != want {
 		t.Fatalf("failure categories = %s, want %s", got, want)
 	}
-	meta, _ := store.Workspace{Dir: dir}.ReadMeta(id)
+	meta, _ := testWS(dir).ReadMeta(id)
 	raw, _ := os.ReadFile(dir + "/.orchestration/runs/" + id + "/meta.json")
 	if meta.Status != "success" || strings.Contains(string(raw), "SECRET-BODY") {
 		t.Fatalf("meta must not carry provider bodies: %s", raw)
@@ -99,7 +99,7 @@ func TestLongOutageSuspendsAndResumesByItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := store.Workspace{Dir: dir}
+	ws := testWS(dir)
 	deadline := time.Now().Add(20 * time.Second)
 	for s.Health().State != HealthSuspended {
 		if time.Now().After(deadline) {

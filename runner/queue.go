@@ -458,7 +458,7 @@ func (s *Scheduler) repair(ctx context.Context, rec *Reconciliation) (bool, erro
 				if s.runClaimed(items, runID) {
 					continue
 				}
-				if m, err := ws.ReadMeta(runID); err == nil && m.Task == it.DispatchTask() {
+				if m, err := ws.ReadMeta(runID); err == nil && !m.Foreign && m.Task == it.DispatchTask() {
 					bound, err := s.q.MarkActive(ctx, it.ID, runID)
 					if err != nil {
 						errs = append(errs, err)
@@ -478,7 +478,9 @@ func (s *Scheduler) repair(ctx context.Context, rec *Reconciliation) (bool, erro
 			continue
 		}
 		m, err := ws.ReadMeta(it.RunID)
-		if err != nil {
+		if err != nil || m.Foreign {
+			// A run record Guildhall cannot vouch for settles nothing:
+			// the item's task runs again.
 			errs = append(errs, s.unclaim(ctx, it.ID))
 			changed = true
 			continue
@@ -600,8 +602,8 @@ func QueueBriefing(ws store.Workspace, item store.QueueItem) string {
 			continue
 		}
 		m, err := ws.ReadMeta(id)
-		if err != nil {
-			continue
+		if err != nil || m.Foreign {
+			continue // a planted run's task must not reach the model
 		}
 		if m.StartedAt.Before(item.CreatedAt) {
 			break

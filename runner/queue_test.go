@@ -33,7 +33,7 @@ func newQueueHarness(t *testing.T, script map[string][]provider.ScriptTurn) *que
 	d := DefaultDeployment()
 	d.FitToGuild(g)
 	dir := t.TempDir()
-	return &queueHarness{t: t, dir: dir, ws: store.Workspace{Dir: dir}, g: g, d: d,
+	return &queueHarness{t: t, dir: dir, ws: testWS(dir), g: g, d: d,
 		rec: &recorder{Provider: provider.NewScripted(&provider.Script{Roles: script}, 0)}}
 }
 
@@ -43,7 +43,7 @@ func (h *queueHarness) open(p provider.Provider) *Session {
 	if p == nil {
 		p = h.rec
 	}
-	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Guild: h.g, Deployment: h.d, Provider: p})
+	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: h.g, Deployment: h.d, Provider: p})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestQueueRunsItemsInOrderWithBriefings(t *testing.T) {
 // exists.
 func (h *queueHarness) crashRun(task string) string {
 	h.t.Helper()
-	r, err := Create(Options{Workspace: h.dir, Guild: h.g, Deployment: h.d, Provider: h.rec, Task: task})
+	r, err := Create(Options{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: h.g, Deployment: h.d, Provider: h.rec, Task: task})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -30,10 +29,15 @@ func loadCheckpoint(ws store.Workspace, id string, g *Guild) (*store.Meta, *Chec
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, _ := ws.RunDir(id)
-	b, err := os.ReadFile(filepath.Join(dir, store.StateFile))
+	if meta.Foreign {
+		return meta, nil, &ForeignRunError{RunID: id, Record: store.MetaFile}
+	}
+	b, sealed, err := ws.ReadState(id)
 	if err != nil {
 		return meta, nil, fmt.Errorf("run %s has no checkpoint: %w", id, err)
+	}
+	if !sealed {
+		return meta, nil, &ForeignRunError{RunID: id, Record: store.StateFile}
 	}
 	var cp Checkpoint
 	if err := json.Unmarshal(b, &cp); err != nil {
@@ -74,14 +78,7 @@ func Resumable(ws store.Workspace, id string, g *Guild) error {
 // PauseRequested reports whether a resumable run carries a durable
 // pause-intent marker. Call it only after Resumable passed: the marker is
 // honoured only behind the id, manifest and checkpoint gates.
-func PauseRequested(ws store.Workspace, id string) bool {
-	dir, err := ws.RunDir(id)
-	if err != nil {
-		return false
-	}
-	fi, err := os.Lstat(filepath.Join(dir, PauseMarker))
-	return err == nil && fi.Mode().IsRegular()
-}
+func PauseRequested(ws store.Workspace, id string) bool { return ws.PauseMarked(id) }
 
 // Resume rebuilds run id from its checkpoint. opts supplies the guild,
 // deployment, provider, bus and broker; its task fields are ignored.
@@ -90,7 +87,7 @@ func Resume(opts Options, id string) (*Run, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	ws := store.Workspace{Dir: opts.Workspace}
+	ws := store.Workspace{Dir: opts.Workspace, Seal: opts.Sealer, Redact: opts.Redactor}
 	if err := ws.EnsureGitExclude(); err != nil {
 		return nil, err
 	}
@@ -231,8 +228,10 @@ func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Rec
 			continue
 		}
 		meta, err := ws.ReadMeta(id)
-		if err != nil {
-			continue // not a run we can vouch for; leave it untouched
+		if err != nil || meta.Foreign {
+			// Not a run we can vouch for: leave it untouched (rewriting a
+			// foreign meta would seal it).
+			continue
 		}
 		if store.Terminal(meta.Status) {
 			continue
@@ -252,11 +251,23 @@ func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Rec
 		if err := ws.WriteMeta(meta); err != nil {
 			return rec, err
 		}
-		dir, _ := ws.RunDir(id)
-		if err := store.RemoveSwapped(filepath.Join(dir, store.StateFile)); err != nil {
+		if err := ws.RemoveState(id); err != nil {
 			return rec, err
 		}
 		rec.Interrupted[id] = reason
 	}
 	return rec, nil
+}
+
+// ForeignRunError refuses to act on a run whose records Guildhall did not
+// write for this operator: their seal fails (store.Sealer). A repository
+// can ship an .orchestration folder; its runs are shown, never resumed or
+// continued.
+type ForeignRunError struct {
+	RunID  string
+	Record string // the file that failed the check
+}
+
+func (e *ForeignRunError) Error() string {
+	return fmt.Sprintf("run %s is foreign: its %s was not written by Guildhall for you (the integrity check failed), so it is never resumed or continued; it can still be viewed with `guildhall show %s`", e.RunID, e.Record, e.RunID)
 }

@@ -63,7 +63,7 @@ func resumeRun(t *testing.T, h *harness, id string, script map[string][]provider
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, readEvents(t, store.Workspace{Dir: h.dir}, id)
+	return out, readEvents(t, testWS(h.dir), id)
 }
 
 func countBy(evs []event.Event, typ event.Type) map[string]int {
@@ -80,7 +80,7 @@ func TestResumeMidChild(t *testing.T) {
 	g := testGuild(t)
 	h := newHarness(t, g, resumeScript())
 	id := stopAt(t, h, "coder", 2)
-	ws := store.Workspace{Dir: h.dir}
+	ws := testWS(h.dir)
 	if m, _ := ws.ReadMeta(id); m.Status != store.StatusRunning {
 		t.Fatalf("a stopped run stays running (resumable), got %s", m.Status)
 	}
@@ -148,7 +148,7 @@ func TestReconcile(t *testing.T) {
 	h.opts.Provider = provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0)
 	h.opts.Now = func() time.Time { return base.Add(2 * time.Minute) }
 	broken := stopAt(t, h, "coder", 2)
-	ws := store.Workspace{Dir: h.dir}
+	ws := testWS(h.dir)
 	dir, _ := ws.RunDir(broken)
 	os.WriteFile(filepath.Join(dir, store.StateFile), []byte(`{"runId": "run-`), 0o644)
 	// A forged pause marker on a folder that is not a run id is ignored.
@@ -185,7 +185,7 @@ func TestSessionResumesAStoppedRunByID(t *testing.T) {
 	g := testGuild(t)
 	h := newHarness(t, g, resumeScript())
 	id := stopAt(t, h, "coder", 2)
-	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Guild: g, Deployment: h.opts.Deployment,
+	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: g, Deployment: h.opts.Deployment,
 		Provider: provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0), NoInput: true})
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,16 @@ const (
 
 // Options describe one run.
 type Options struct {
-	Workspace  string // absolute workspace directory
+	Workspace string // absolute workspace directory
+	// Sealer seals the records this run writes and checks those it reads
+	// (store.Sealer); without one every record is foreign.
+	Sealer *store.Sealer
+	// Redactor removes the process's secret values (provider keys) from
+	// every event, meta.json and the checkpoint; nil redacts nothing.
+	Redactor *store.Redactor
+	// WorkspaceConfig is the trust decision about the workspace's own
+	// configuration, recorded in run_started.
+	WorkspaceConfig *event.WorkspaceConfig
 	Guild      *Guild
 	Deployment *Deployment
 	Provider   provider.Provider
@@ -179,7 +188,7 @@ func Create(opts Options) (*Run, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	ws := store.Workspace{Dir: opts.Workspace}
+	ws := store.Workspace{Dir: opts.Workspace, Seal: opts.Sealer, Redact: opts.Redactor}
 	if err := ws.EnsureGitExclude(); err != nil {
 		return nil, err
 	}
@@ -188,6 +197,11 @@ func Create(opts Options) (*Run, error) {
 		m, err := ws.ReadMeta(opts.ContinuesFrom)
 		if err != nil {
 			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, err)
+		}
+		if m.Foreign {
+			// Its task and result would enter the model's history under
+			// the platform's own header.
+			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, &ForeignRunError{RunID: opts.ContinuesFrom, Record: store.MetaFile})
 		}
 		if !store.Terminal(m.Status) {
 			return nil, fmt.Errorf("--continue %s: that run is %s; only a finished run can be continued", opts.ContinuesFrom, m.Status)
@@ -219,6 +233,7 @@ func Create(opts Options) (*Run, error) {
 	r.emit(event.RunStarted, event.RunStartedPayload{
 		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
 		ContinuesFrom: opts.ContinuesFrom, EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name,
+		WorkspaceConfig: opts.WorkspaceConfig,
 	})
 	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
 	return r, nil
@@ -399,6 +414,7 @@ func (r *Run) emit(typ event.Type, payload any) event.Event {
 		r.logErr = fmt.Errorf("encode %s event: %w", typ, err)
 		return e
 	}
+	e.Payload = r.opts.Redactor.Redact(e.Payload)
 	e.Seq, err = r.log.Append(e.AppendJSON(nil))
 	if err != nil && r.logErr == nil {
 		r.logErr = fmt.Errorf("write run log: %w", err)

@@ -82,7 +82,7 @@ func newHarness(t *testing.T, g *Guild, script map[string][]provider.ScriptTurn)
 	d.FitToGuild(g)
 	rec := &recorder{Provider: provider.NewScripted(&provider.Script{Roles: script}, 0)}
 	return &harness{t: t, dir: dir, rec: rec, opts: Options{
-		Workspace: dir, Guild: g, Deployment: d, Provider: rec, Task: "Do the thing", NoInput: true,
+		Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: rec, Task: "Do the thing", NoInput: true,
 	}}
 }
 
@@ -98,7 +98,7 @@ func (h *harness) run() (Outcome, []event.Event, *store.Meta) {
 	if err != nil {
 		h.t.Fatalf("execute: %v", err)
 	}
-	ws := store.Workspace{Dir: h.dir}
+	ws := testWS(h.dir)
 	meta, err := ws.ReadMeta(r.ID())
 	if err != nil {
 		h.t.Fatalf("read meta: %v", err)
@@ -521,3 +521,12 @@ func TestUnattendedBrokerFailsQuestions(t *testing.T) {
 		t.Fatalf("%d ask_human results unavailable, %d answers; want 2 and 0", unavailable, len(find(evs, event.HumanAnswer)))
 	}
 }
+
+// testKey is the records key of the runner tests' operator.
+var testKey = []byte("runner-tests-records-key-32bytes")
+
+// testSealer seals the records of the test workspace dir.
+func testSealer(dir string) *store.Sealer { return store.NewSealer(testKey, dir) }
+
+// testWS is the test workspace dir's records, sealed with testKey.
+func testWS(dir string) store.Workspace { return store.Workspace{Dir: dir, Seal: testSealer(dir)} }

@@ -24,7 +24,13 @@ var (
 
 // SessionConfig is what a session runs with.
 type SessionConfig struct {
-	Workspace  string
+	Workspace string
+	// Sealer seals and checks the workspace's records (store.Sealer).
+	Sealer *store.Sealer
+	// Redactor removes secret values from the records (store.Redactor).
+	Redactor *store.Redactor
+	// WorkspaceConfig is the trust decision each run records.
+	WorkspaceConfig *event.WorkspaceConfig
 	Guild      *Guild
 	Deployment *Deployment
 	Provider   provider.Provider
@@ -65,7 +71,7 @@ type Session struct {
 
 // OpenSession takes the workspace lock and returns a session.
 func OpenSession(cfg SessionConfig) (*Session, error) {
-	ws := store.Workspace{Dir: cfg.Workspace}
+	ws := store.Workspace{Dir: cfg.Workspace, Seal: cfg.Sealer, Redact: cfg.Redactor}
 	lock, err := ws.AcquireLock()
 	if err != nil {
 		return nil, err
@@ -114,7 +120,8 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		logLevel = s.ws.ReadSettings().LogLevel
 	}
 	r, err := Create(Options{
-		Workspace: s.cfg.Workspace, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
+		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WorkspaceConfig: s.cfg.WorkspaceConfig,
+		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
 	})
@@ -144,7 +151,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		return ErrRunInProgress
 	}
 	r, err := Resume(Options{
-		Workspace: s.cfg.Workspace, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
+		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
 	}, id)
 	if err != nil {

@@ -72,11 +72,22 @@ type Meta struct {
 	Suspension    *Suspension `json:"suspension,omitempty"`
 	GitBase       string      `json:"gitBase,omitempty"`
 	PID           int         `json:"pid,omitempty"`
+
+	// Foreign is set by ReadMeta when the file is not sealed for this
+	// workspace by the operator's key (see Sealer): Guildhall did not write
+	// it, so it may be shown but never acted on.
+	Foreign bool `json:"-"`
 }
 
 // Workspace locates the bookkeeping of one workspace directory.
 type Workspace struct {
 	Dir string // absolute workspace path
+	// Seal seals the records written and checks those read; nil makes
+	// every record read foreign and every record written unsealed.
+	Seal *Sealer
+	// Redact removes known secret values from meta.json and the checkpoint
+	// before they are written; nil redacts nothing.
+	Redact *Redactor
 }
 
 // Orchestration is <workspace>/.orchestration.
@@ -110,19 +121,27 @@ func (w Workspace) ReadMeta(id string) (*Meta, error) {
 	if m.RunID != id {
 		return nil, fmt.Errorf("run %s: meta.json names run %q", id, m.RunID)
 	}
+	m.Foreign = !w.Seal.Check(SealMeta, id, b)
 	return &m, nil
 }
 
 // WriteMeta writes meta.json atomically.
+//
+// A meta read as foreign is refused: writing it would seal a record
+// Guildhall did not write.
 func (w Workspace) WriteMeta(m *Meta) error {
 	dir, err := w.RunDir(m.RunID)
 	if err != nil {
 		return err
 	}
+	if m.Foreign {
+		return fmt.Errorf("run %s: meta.json is foreign (not written by Guildhall for you); it is never rewritten", m.RunID)
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode meta for %s: %w", m.RunID, err)
 	}
+	b = w.Seal.Seal(SealMeta, m.RunID, w.Redact.Redact(b))
 	return WriteFileAtomic(filepath.Join(dir, MetaFile), append(b, '\n'), 0o644)
 }
 
@@ -185,4 +204,84 @@ func (w Workspace) LogPath(id string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, LogFile), nil
+}
+
+// WriteState writes run id's checkpoint (state.json), sealed, with
+// SwapFile: it is rewritten every turn.
+func (w Workspace) WriteState(id string, data []byte) error {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return err
+	}
+	return SwapFile(filepath.Join(dir, StateFile), w.Seal.Seal(SealState, id, w.Redact.Redact(data)), 0o644)
+}
+
+// ReadState reads run id's checkpoint. sealed reports whether it carries
+// this workspace's seal; a checkpoint that does not is foreign and must
+// never be resumed.
+func (w Workspace) ReadState(id string) (data []byte, sealed bool, err error) {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return nil, false, err
+	}
+	data, err = os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		return nil, false, err
+	}
+	return data, w.Seal.Check(SealState, id, data), nil
+}
+
+// RemoveState removes run id's checkpoint and its spare.
+func (w Workspace) RemoveState(id string) error {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return err
+	}
+	return RemoveSwapped(filepath.Join(dir, StateFile))
+}
+
+// PauseFile is the durable pause-intent marker in a run's folder.
+const PauseFile = "pause-intent"
+
+// WritePauseMarker records, durably and sealed, that the operator paused
+// run id.
+func (w Workspace) WritePauseMarker(id string, at time.Time) error {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(struct {
+		RunID       string    `json:"runId"`
+		RequestedAt time.Time `json:"requestedAt"`
+	}{id, at.UTC()})
+	return WriteFileAtomic(filepath.Join(dir, PauseFile), w.Seal.Seal(SealPause, id, b), 0o644)
+}
+
+// PauseMarked reports whether run id carries a pause marker this
+// workspace's seal vouches for. A planted marker is ignored.
+func (w Workspace) PauseMarked(id string) bool {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return false
+	}
+	path := filepath.Join(dir, PauseFile)
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && w.Seal.Check(SealPause, id, b)
+}
+
+// RemovePauseMarker removes run id's pause marker; a missing one is not an
+// error.
+func (w Workspace) RemovePauseMarker(id string) error {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, PauseFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove pause marker of %s: %w", id, err)
+	}
+	return nil
 }

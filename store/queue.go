@@ -44,6 +44,9 @@ var (
 	ErrInvalid         = errors.New("invalid_body")
 	// ErrQueueCorrupt is wrapped by *QueueCorruptError.
 	ErrQueueCorrupt = errors.New("queue_corrupt")
+	// ErrForeign refuses every change but removal to an item Guildhall did
+	// not queue (its seal fails; see Sealer): it never runs.
+	ErrForeign = errors.New("foreign")
 )
 
 // QueueItemError is an operation refused for one item.
@@ -58,6 +61,9 @@ type QueueItemError struct {
 func (e *QueueItemError) Error() string {
 	if errors.Is(e.Err, ErrNotFound) {
 		return fmt.Sprintf("queue item %s: not found", e.ID)
+	}
+	if errors.Is(e.Err, ErrForeign) {
+		return fmt.Sprintf("cannot %s queue item %s: %s", e.Op, e.ID, foreignItemNote)
 	}
 	msg := fmt.Sprintf("cannot %s queue item %s: it is %s", e.Op, e.ID, e.Status)
 	if e.Reason != "" {
@@ -129,7 +135,21 @@ type QueueItem struct {
 	// wrong when the item is error.
 	Summary string `json:"summary,omitempty"`
 	Error   string `json:"error,omitempty"`
+
+	// Foreign is set on reading an item whose seal fails: Guildhall did
+	// not queue it for this operator, so it is never dispatched, and the
+	// only change allowed is its removal. raw keeps its bytes, rewritten
+	// as they were.
+	Foreign bool `json:"foreign,omitempty"`
+	raw     []byte
 }
+
+// foreignItemNote is what the operator is told about a foreign item.
+const foreignItemNote = "it is foreign: it was not queued by Guildhall for you (its integrity check failed), so it will never run; remove it with `guildhall queue rm`"
+
+// dispatchable reports whether the item waits to run: a waiting item that
+// Guildhall queued.
+func (it QueueItem) dispatchable() bool { return it.Status == QueueWaiting && !it.Foreign }
 
 // Settled reports whether the item is done, error or cancelled.
 func (it QueueItem) Settled() bool {
@@ -247,7 +267,8 @@ func (q *Queue) List() ([]QueueItem, error) {
 	return f.Items, nil
 }
 
-// Waiting returns the waiting items in dispatch order.
+// Waiting returns the waiting items in dispatch order; foreign items are
+// never among them.
 func (q *Queue) Waiting() ([]QueueItem, error) {
 	items, err := q.List()
 	if err != nil {
@@ -255,7 +276,7 @@ func (q *Queue) Waiting() ([]QueueItem, error) {
 	}
 	var out []QueueItem
 	for _, it := range items {
-		if it.Status == QueueWaiting {
+		if it.dispatchable() {
 			out = append(out, it)
 		}
 	}
@@ -346,7 +367,22 @@ func (q *Queue) MoveBy(ctx context.Context, id string, delta int) (QueueItem, er
 
 // Cancel marks a waiting or needs_input item cancelled. An active item's
 // run is stopped through the session (terminate), not here.
+//
+// A foreign item (see QueueItem.Foreign) is removed from the queue instead:
+// marking it cancelled would mean sealing it, and a sealed item could be
+// requeued.
 func (q *Queue) Cancel(ctx context.Context, id string) (QueueItem, error) {
+	var removed QueueItem
+	err := q.update(ctx, func(f *queueFile, now time.Time) error {
+		if i := f.index(id); i >= 0 && f.Items[i].Foreign {
+			removed = f.Items[i]
+			f.Items = slices.Delete(f.Items, i, i+1)
+		}
+		return nil
+	})
+	if err != nil || removed.ID != "" {
+		return removed, err
+	}
 	return q.change(ctx, "cancel", id, []string{QueueWaiting, QueueNeedsInput},
 		"only a waiting or needs_input item can be cancelled (terminate an active item's run instead)",
 		func(f *queueFile, i int, now time.Time) error {
@@ -410,7 +446,7 @@ func (q *Queue) ClaimNext(ctx context.Context) (item QueueItem, ok bool, err err
 	}
 	err = q.update(ctx, func(f *queueFile, now time.Time) error {
 		i := f.firstWaiting()
-		if i >= len(f.Items) || f.Items[i].Status != QueueWaiting {
+		if i >= len(f.Items) || !f.Items[i].dispatchable() {
 			return nil
 		}
 		it := &f.Items[i]
@@ -536,6 +572,9 @@ func (q *Queue) change(ctx context.Context, op, id string, allowed []string, rea
 		if i < 0 {
 			return &QueueItemError{Op: op, ID: id, Err: ErrNotFound}
 		}
+		if f.Items[i].Foreign {
+			return &QueueItemError{Op: op, ID: id, Status: f.Items[i].Status, Err: ErrForeign}
+		}
 		if !slices.Contains(allowed, f.Items[i].Status) {
 			return &QueueItemError{Op: op, ID: id, Status: f.Items[i].Status, Reason: reason, Err: ErrStatusForbidden}
 		}
@@ -566,11 +605,61 @@ func (q *Queue) update(ctx context.Context, fn func(f *queueFile, now time.Time)
 		return err
 	}
 	f.prune()
-	b, err := json.MarshalIndent(f, "", "  ")
+	b, err := f.encode(q.ws.Seal)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", q.Path(), err)
 	}
-	return WriteFileAtomic(q.Path(), append(b, '\n'), 0o644)
+	return WriteFileAtomic(q.Path(), b, 0o644)
+}
+
+// encode writes the queue file: each of Guildhall's items sealed, each
+// foreign item as the bytes it was read as, one item a line.
+func (f *queueFile) encode(seal *Sealer) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"items": [`)
+	for i, it := range f.Items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		if it.Foreign {
+			b.Write(it.raw)
+			continue
+		}
+		item, err := json.Marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(seal.Seal(SealQueueItem, it.ID, item))
+	}
+	if len(f.Items) > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString("]}\n")
+	return b.Bytes(), nil
+}
+
+// decodeQueue parses queue.json, checking each item's seal.
+func decodeQueue(b []byte, seal *Sealer) (*queueFile, error) {
+	var raw struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	f := &queueFile{Items: make([]QueueItem, 0, len(raw.Items))}
+	for n, r := range raw.Items {
+		var it QueueItem
+		if err := json.Unmarshal(r, &it); err != nil {
+			return nil, fmt.Errorf("item %d: %w", n+1, err)
+		}
+		it.Foreign = !seal.Check(SealQueueItem, it.ID, r)
+		if it.Foreign {
+			it.raw = append([]byte(nil), r...)
+		}
+		f.Items = append(f.Items, it)
+	}
+	return f, nil
 }
 
 // lock takes the queue flock, waiting for other holders; ctx bounds the
@@ -626,14 +715,14 @@ func (q *Queue) read() (*queueFile, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return &queueFile{}, nil
 	}
-	var f queueFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	f, err := decodeQueue(b, q.ws.Seal)
+	if err != nil {
 		return nil, &QueueCorruptError{Path: path, Problem: err.Error()}
 	}
 	if problem := f.validate(); problem != "" {
 		return nil, &QueueCorruptError{Path: path, Problem: problem}
 	}
-	return &f, nil
+	return f, nil
 }
 
 func (f *queueFile) validate() string {
@@ -683,7 +772,7 @@ func (f *queueFile) newID(now time.Time) string {
 // firstWaiting is the slice index of the first waiting item (len when none).
 func (f *queueFile) firstWaiting() int {
 	for i, it := range f.Items {
-		if it.Status == QueueWaiting {
+		if it.dispatchable() {
 			return i
 		}
 	}
@@ -694,7 +783,7 @@ func (f *queueFile) firstWaiting() int {
 func (f *queueFile) waitingPos(i int) int {
 	pos := 0
 	for j := 0; j < i; j++ {
-		if f.Items[j].Status == QueueWaiting {
+		if f.Items[j].dispatchable() {
 			pos++
 		}
 	}
@@ -708,7 +797,7 @@ func (f *queueFile) moveWaiting(i, pos int) {
 	f.Items = slices.Delete(f.Items, i, i+1)
 	var waiting []int
 	for j, x := range f.Items {
-		if x.Status == QueueWaiting {
+		if x.dispatchable() {
 			waiting = append(waiting, j)
 		}
 	}

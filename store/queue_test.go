@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,17 +15,18 @@ import (
 
 func testQueue(t *testing.T) (*Queue, Workspace) {
 	t.Helper()
-	ws := Workspace{Dir: t.TempDir()}
+	ws := sealedWorkspace(t.TempDir())
 	return ws.Queue(), ws
 }
 
-// seedQueue writes queue.json with items as given.
+// seedQueue writes queue.json with items as given, sealed as Guildhall
+// seals them.
 func seedQueue(t *testing.T, ws Workspace, items ...QueueItem) {
 	t.Helper()
 	if err := os.MkdirAll(ws.Orchestration(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(queueFile{Items: items})
+	b, _ := (&queueFile{Items: items}).encode(ws.Seal)
 	if err := os.WriteFile(filepath.Join(ws.Orchestration(), QueueFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func ids(items []QueueItem) []string {
 }
 
 func TestConcurrentAddsNeverLoseOrDuplicate(t *testing.T) {
-	ws := Workspace{Dir: t.TempDir()}
+	ws := sealedWorkspace(t.TempDir())
 	const workers, each = 20, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*each)
@@ -49,7 +49,7 @@ func TestConcurrentAddsNeverLoseOrDuplicate(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			q := Workspace{Dir: ws.Dir}.Queue() // a handle per "process"
+			q := Workspace{Dir: ws.Dir, Seal: ws.Seal}.Queue() // a handle per "process"
 			for i := 0; i < each; i++ {
 				if _, err := q.Add(context.Background(), QueueSpec{Task: fmt.Sprintf("task %d/%d", w, i)}); err != nil {
 					errs <- err

@@ -15,8 +15,9 @@ import (
 // the lock file, wherever it points, outside the workspace, before any
 // model has run. So the folders must be real directories, and the files
 // Guildhall opens in place (the locks, a run's log, the checkpoint's spare)
-// are opened without following a link; records replaced by rename replace
-// a link rather than write through it.
+// are opened without following a link, and refused when another name links
+// to the same file (a hard link can point outside the workspace too);
+// records replaced by rename replace a link rather than write through it.
 
 // openNoFollow is the flag that makes opening a symbolic link fail (ELOOP).
 const openNoFollow = syscall.O_NOFOLLOW
@@ -61,5 +62,35 @@ func openRecord(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symbolic link; Guildhall does not write through links in its records: remove it and try again", filepath.Clean(path))
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	if n := linkCount(f); n > 1 {
+		f.Close()
+		return nil, &HardLinkError{Path: filepath.Clean(path), Links: n}
+	}
+	return f, nil
+}
+
+// HardLinkError refuses a records file that other names link to: writing
+// it would write them too, wherever they are.
+type HardLinkError struct {
+	Path  string
+	Links uint64
+}
+
+func (e *HardLinkError) Error() string {
+	return fmt.Sprintf("%s has %d hard links; Guildhall does not write a records file that other names share (one may lie outside the workspace): remove it and try again", e.Path, e.Links)
+}
+
+// linkCount is the number of names of f's file (1 when unknown).
+func linkCount(f *os.File) uint64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 1
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }

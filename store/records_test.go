@@ -51,6 +51,14 @@ func TestRecordsRefuseLinksOutOfTheWorkspace(t *testing.T) {
 			rel, _ := filepath.Rel(filepath.Join(ws, OrchestrationDir), filepath.Join(outside, "victim"))
 			must(t, os.Symlink(rel, filepath.Join(ws, OrchestrationDir, QueueLockFile)))
 		}, []string{"queue add"}},
+		{"lock is a hard link", "hard links", func(t *testing.T, ws, outside string) {
+			must(t, os.Mkdir(filepath.Join(ws, OrchestrationDir), 0o755))
+			must(t, os.Link(filepath.Join(outside, "victim"), filepath.Join(ws, OrchestrationDir, LockFile)))
+		}, []string{"lock"}},
+		{"queue lock is a hard link", "hard links", func(t *testing.T, ws, outside string) {
+			must(t, os.Mkdir(filepath.Join(ws, OrchestrationDir), 0o755))
+			must(t, os.Link(filepath.Join(outside, "victim"), filepath.Join(ws, OrchestrationDir, QueueLockFile)))
+		}, []string{"queue add"}},
 	}
 	for _, c := range cases {
 		for _, op := range c.affects {
@@ -69,6 +77,9 @@ func TestRecordsRefuseLinksOutOfTheWorkspace(t *testing.T) {
 				if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
 					t.Errorf("the file outside the workspace now holds %q", b)
 				}
+				if fi, _ := os.Stat(victim); fi.Mode().Perm() != 0o644 {
+					t.Errorf("the file outside the workspace changed mode: %v", fi.Mode())
+				}
 				if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 					t.Errorf("%d entries outside the workspace, want only the victim file", len(entries))
 				}
@@ -81,5 +92,33 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLogAndSpareRefuseHardLinks plants hard links to a file outside the
+// workspace where a run's log and its checkpoint's spare go: the log is
+// refused, the spare is made afresh, and the outside file is unchanged.
+func TestLogAndSpareRefuseHardLinks(t *testing.T) {
+	root := t.TempDir()
+	ws := sealedWorkspace(filepath.Join(root, "ws"))
+	must(t, os.MkdirAll(ws.Dir, 0o755))
+	victim := filepath.Join(root, "victim")
+	must(t, os.WriteFile(victim, []byte("precious\n"), 0o600))
+	id, err := ws.CreateRun(time.Now())
+	must(t, err)
+	dir, _ := ws.RunDir(id)
+	must(t, os.Link(victim, filepath.Join(dir, LogFile)))
+	if _, err := OpenLog(filepath.Join(dir, LogFile)); err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Errorf("OpenLog of a hard link: %v", err)
+	}
+	must(t, os.Link(victim, SparePath(filepath.Join(dir, StateFile))))
+	for i := 0; i < 3; i++ {
+		must(t, ws.WriteState(id, []byte(`{"runId":"`+id+`"}`)))
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the outside file now holds %q", b)
+	}
+	if _, sealed, err := ws.ReadState(id); err != nil || !sealed {
+		t.Errorf("checkpoint after a planted spare: sealed=%v %v", sealed, err)
 	}
 }

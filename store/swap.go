@@ -22,6 +22,14 @@ import (
 func SwapFile(path string, data []byte, perm os.FileMode) error {
 	spare := SparePath(path)
 	f, err := openRecord(spare, os.O_WRONLY|os.O_CREATE, perm)
+	var hl *HardLinkError
+	if errors.As(err, &hl) {
+		// The spare is Guildhall's scratch file: a hard link planted in its
+		// place is unlinked, and the spare made afresh.
+		if err = os.Remove(spare); err == nil {
+			f, err = openRecord(spare, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", spare, err)
 	}

@@ -40,7 +40,7 @@ func demoSession(t *testing.T) (*runner.Session, *runner.Guild) {
 	d.FitToGuild(g)
 	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
 	d.Executor.InterruptTriggers = nil
-	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
+	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

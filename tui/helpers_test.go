@@ -170,3 +170,6 @@ func mustContain(t *testing.T, s string, subs ...string) {
 		}
 	}
 }
+
+// testRecordsKey seals the records of the TUI tests' workspaces.
+var testRecordsKey = []byte("tui-tests-records-key-32-bytes!!")

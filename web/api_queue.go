@@ -47,14 +47,16 @@ func (s *Server) followQueue(ctx context.Context) {
 
 // writeQueueError maps a queue error to its answer: store.ErrNotFound 404
 // not_found, store.ErrStatusForbidden 409 status_forbidden, store.ErrInvalid
-// 400 invalid_body, store.ErrQueueCorrupt 503 queue_corrupt, anything else
-// 500 internal.
+// 400 invalid_body, store.ErrForeign 409 foreign, store.ErrQueueCorrupt 503
+// queue_corrupt, anything else 500 internal.
 func writeQueueError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found")
 	case errors.Is(err, store.ErrStatusForbidden):
 		writeError(w, http.StatusConflict, "status_forbidden")
+	case errors.Is(err, store.ErrForeign):
+		writeError(w, http.StatusConflict, "foreign")
 	case errors.Is(err, store.ErrInvalid):
 		writeError(w, http.StatusBadRequest, "invalid_body")
 	case errors.Is(err, store.ErrQueueCorrupt):

@@ -15,6 +15,7 @@ import (
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
 	"github.com/guildhall/guildhall/web/webtest"
 )
@@ -39,7 +40,7 @@ func demoServer(t *testing.T, ctx context.Context) (*runner.Session, string) {
 	d.FitToGuild(g)
 	d.Executor.InterruptTriggers = nil
 	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0.2)})
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0.2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,3 +236,6 @@ func TestBrowserOnAnEmptyWorkspace(t *testing.T) {
 		t.Errorf("console: %s", p)
 	}
 }
+
+// testRecordsKey seals the records of the end-to-end tests' workspaces.
+var testRecordsKey = []byte("web-e2e-records-key-32-bytes!!!!")

@@ -45,7 +45,7 @@ func newFakeSession(t *testing.T) *fakeSession {
 	if err := os.MkdirAll(filepath.Join(dir, store.OrchestrationDir, store.RunsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &fakeSession{ws: store.Workspace{Dir: dir}, bus: runner.NewBus(), answered: map[string]string{},
+	return &fakeSession{ws: store.Workspace{Dir: dir, Seal: store.NewSealer(testRecordsKey, dir)}, bus: runner.NewBus(), answered: map[string]string{},
 		health: runner.HealthView{State: runner.HealthOK}}
 }
 
@@ -416,3 +416,6 @@ func (f *fakeQueue) park(t *testing.T, task string, q *store.QueueQuestion) stor
 	}
 	return it
 }
+
+// testRecordsKey seals the records of the web tests' workspaces.
+var testRecordsKey = []byte("web-tests-records-key-32-bytes!!")

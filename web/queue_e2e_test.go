@@ -41,7 +41,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 	}
 	d := runner.DefaultDeployment()
 	d.FitToGuild(g)
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestResumeAStoppedRunFromHistory(t *testing.T) {
 	d.FitToGuild(g)
 	d.Executor.InterruptTriggers = nil
 	model := &stepper{gate: make(chan struct{})}
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: model, NoInput: true})
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: model, NoInput: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -14,6 +14,9 @@ import (
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/runner/trust"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
 )
 
 // commonFlags are the flags every command shares.
@@ -29,12 +32,17 @@ type commonFlags struct {
 	web        string
 	logLevel   string
 	script     string
+	// trustWorkspace applies the workspace's own configuration without
+	// asking (--trust-workspace), and remembers that.
+	trustWorkspace bool
+	// keys are the provider keys, read once at start.
+	keys keyring
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.workspace, "workspace", ".", "workspace directory the run works in")
-	fs.StringVar(&c.guild, "guild", "", "guild folder (default <workspace>/guild/ when it exists, else the embedded seed guild)")
-	fs.StringVar(&c.deployment, "deployment", "", "deployment file (default <workspace>/deployment.json when it exists, else built-in defaults)")
+	fs.StringVar(&c.guild, "guild", "", "guild folder (default: the workspace's guild/ once trusted, else ~/.config/guildhall/guild/, else the embedded seed guild)")
+	fs.StringVar(&c.deployment, "deployment", "", "deployment file (default: the workspace's deployment.json once trusted, layered over ~/.config/guildhall/deployment.json and the built-in defaults)")
 	fs.StringVar(&c.provider, "provider", "", "model wire format: openai, openai-responses, anthropic or script")
 	fs.StringVar(&c.baseURL, "base-url", "", "model endpoint base URL, e.g. http://127.0.0.1:8080/v1")
 	fs.StringVar(&c.model, "model", "", "model name (overrides the deployment's model.name)")
@@ -43,6 +51,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
 	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
+	fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
 }
 
 // setup is everything a run needs, resolved from flags, files and the
@@ -53,6 +62,11 @@ type setup struct {
 	deployment *runner.Deployment
 	provider   provider.Provider
 	notes      []string
+	// records seals and checks the workspace's records and redacts the
+	// keys from them.
+	records store.Workspace
+	// trust is what was decided about the workspace's own configuration.
+	trust trustState
 }
 
 func (c *commonFlags) workspaceDir() (string, error) {
@@ -70,97 +84,229 @@ func (c *commonFlags) workspaceDir() (string, error) {
 	return abs, nil
 }
 
-// loadGuild resolves --guild: the flag, <workspace>/guild/, or the seed.
-func (c *commonFlags) loadGuild(ws string) (*runner.Guild, error) {
-	dir := c.guild
-	if dir == "" {
-		if fi, err := os.Stat(filepath.Join(ws, "guild", "guild.json")); err == nil && fi.Mode().IsRegular() {
-			dir = filepath.Join(ws, "guild")
-		}
+// records returns the workspace's records, sealed with the operator's key
+// and redacting the held keys.
+func (c *commonFlags) records() (store.Workspace, error) {
+	dir, err := c.workspaceDir()
+	if err != nil {
+		return store.Workspace{}, err
 	}
-	var fsys fs.FS
-	source := "seed guild"
-	if dir == "" {
-		fsys = seed.Guild()
-	} else {
-		fsys, source = os.DirFS(dir), dir
+	return recordsOf(dir, c.keys)
+}
+
+func recordsOf(dir string, keys keyring) (store.Workspace, error) {
+	op, err := trust.Operator()
+	if err != nil {
+		return store.Workspace{}, &exitCodeError{code: exitError, err: err}
 	}
-	g, err := runner.LoadGuild(fsys, source)
+	sealer, err := op.Sealer(dir)
+	if err != nil {
+		return store.Workspace{}, &exitCodeError{code: exitError, err: err}
+	}
+	return store.Workspace{Dir: dir, Seal: sealer, Redact: keys.redactor()}, nil
+}
+
+// maxOperatorFile caps each configuration file read from the operator's
+// folders or a --guild folder.
+const maxOperatorFile = 1 << 20
+
+// guildFromDir loads a guild folder of the operator's, reading it through
+// an os.Root on the folder so that no link in it leads out.
+func guildFromDir(dir string) (*runner.Guild, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("guild %s: %w", dir, err))
+	}
+	defer root.Close()
+	g, err := runner.LoadGuild(cappedFS{root.FS(), maxOperatorFile}, dir)
 	if err != nil {
 		return nil, usageErr(err)
 	}
 	return g, nil
 }
 
-// loadDeployment resolves --deployment and applies flag and environment
-// overrides.
-func (c *commonFlags) loadDeployment(ws string, g *runner.Guild) (*runner.Deployment, error) {
-	file := c.deployment
-	if file == "" {
-		if _, err := os.Stat(filepath.Join(ws, "deployment.json")); err == nil {
-			file = filepath.Join(ws, "deployment.json")
-		}
+// cappedFS refuses files larger than max.
+type cappedFS struct {
+	fs.FS
+	max int64
+}
+
+func (c cappedFS) ReadFile(name string) ([]byte, error) {
+	if fi, err := fs.Stat(c.FS, name); err == nil && fi.Size() > c.max {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("the file is %d bytes, more than %d", fi.Size(), c.max)}
 	}
-	var d *runner.Deployment
-	if file == "" {
-		d = runner.DefaultDeployment()
-		d.FitToGuild(g)
-	} else {
-		var err error
-		if d, err = runner.LoadDeployment(file); err != nil {
+	return fs.ReadFile(c.FS, name)
+}
+
+// operatorDeployment layers the operator's deployment file, when there is
+// one, over the built-in defaults.
+func operatorDeployment(op trust.Dirs) (*runner.Deployment, error) {
+	file := filepath.Join(op.Config, "deployment.json")
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return runner.DefaultDeployment(), nil
+	}
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("read %s: %w", file, err))
+	}
+	d, err := runner.ParseDeploymentOnto(nil, file, data)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return d, nil
+}
+
+// operatorGuild is the operator's own guild folder, when there is one.
+func operatorGuild(op trust.Dirs) (string, bool) {
+	dir := filepath.Join(op.Config, "guild")
+	fi, err := os.Stat(filepath.Join(dir, "guild.json"))
+	return dir, err == nil && fi.Mode().IsRegular()
+}
+
+// config is the guild and deployment resolved from every layer, before
+// the provider is built.
+type config struct {
+	workspace  string
+	guild      *runner.Guild
+	deployment *runner.Deployment
+	trust      trustState
+	notes      []string
+	// operatorBase is the endpoint the operator configured (a flag, the
+	// environment, the operator's deployment file, or the built-in
+	// default): the only endpoint a key is sent to without question.
+	operatorBase string
+	// workspaceOrigins are the workspace's files that were applied.
+	workspaceOrigins map[string]bool
+}
+
+// resolve finds the guild and deployment. Precedence, highest first:
+//
+//   - --guild DIR / --deployment FILE (the operator's explicit choice);
+//   - the workspace's guild/ and deployment file, once trusted;
+//   - the operator's $XDG_CONFIG_HOME/guildhall/guild/ and deployment.json;
+//   - the embedded seed guild and the built-in defaults;
+//
+// and the environment and flags (--provider, --base-url, --model) over
+// every deployment. ask, when set, puts an undecided workspace to the
+// operator (the console's dialog).
+func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error) {
+	ws, err := c.workspaceDir()
+	if err != nil {
+		return nil, err
+	}
+	op, err := trust.Operator()
+	if err != nil {
+		return nil, &exitCodeError{code: exitError, err: err}
+	}
+	opDep, err := operatorDeployment(op)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &config{workspace: ws, operatorBase: opDep.Model.APIBase, workspaceOrigins: map[string]bool{}}
+	opGuildDir, hasOpGuild := operatorGuild(op)
+	baseGuild := "the seed guild"
+	if hasOpGuild {
+		baseGuild = "your guild " + opGuildDir
+	}
+
+	wst, err := tools.OpenWorkspace(ws)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	found := trust.Discover(wst, opDep)
+	wst.Close()
+	cfg.trust, err = c.decideTrust(ctx, op, ws, found, opDep, baseGuild, ask)
+	if err != nil {
+		return nil, err
+	}
+	cfg.notes = append(cfg.notes, cfg.trust.notes...)
+	applied := cfg.trust.state == trust.Trusted
+
+	switch {
+	case c.guild != "":
+		cfg.guild, err = guildFromDir(c.guild)
+	case applied && found.Guild != nil:
+		cfg.guild = found.Guild
+	case hasOpGuild:
+		cfg.guild, err = guildFromDir(opGuildDir)
+	default:
+		cfg.guild, err = runner.LoadGuild(seed.Guild(), "seed guild")
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	d := opDep
+	switch {
+	case c.deployment != "":
+		data, rerr := os.ReadFile(c.deployment)
+		if rerr != nil {
+			return nil, usageErr(&runner.ConfigError{File: c.deployment, Msg: "cannot read deployment file: " + rerr.Error()})
+		}
+		if d, err = runner.ParseDeploymentOnto(nil, c.deployment, data); err != nil {
 			return nil, usageErr(err)
 		}
-		if err := d.CheckAgainstGuild(g); err != nil {
-			return nil, usageErr(err)
-		}
+		cfg.operatorBase = d.Model.APIBase
+	case applied && found.Deployment != nil:
+		d = found.Deployment
+		cfg.workspaceOrigins[found.DeploymentFile] = true
 	}
-	override := func(dst *string, flag, env string) {
+	if d.Source == "built-in defaults" {
+		d.FitToGuild(cfg.guild)
+	} else if err := d.CheckAgainstGuild(cfg.guild); err != nil {
+		return nil, usageErr(err)
+	}
+	if err := c.override(d); err != nil {
+		return nil, err
+	}
+	if o := d.Origin("model.apiBase"); o == "--base-url" || o == "GUILDHALL_BASE_URL" {
+		cfg.operatorBase = d.Model.APIBase
+	}
+	cfg.deployment = d
+	return cfg, nil
+}
+
+// override applies the environment and the flags over a deployment.
+func (c *commonFlags) override(d *runner.Deployment) error {
+	set := func(dst *string, path, flagName, flag, env string) {
 		if flag != "" {
 			*dst = flag
+			d.SetOrigin(path, "--"+flagName)
 		} else if v := os.Getenv(env); v != "" {
 			*dst = v
+			d.SetOrigin(path, env)
 		}
 	}
-	override(&d.Model.Provider, c.provider, "GUILDHALL_PROVIDER")
-	override(&d.Model.APIBase, c.baseURL, "GUILDHALL_BASE_URL")
-	override(&d.Model.Name, c.model, "GUILDHALL_MODEL")
+	set(&d.Model.Provider, "model.provider", "provider", c.provider, "GUILDHALL_PROVIDER")
+	set(&d.Model.APIBase, "model.apiBase", "base-url", c.baseURL, "GUILDHALL_BASE_URL")
+	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL")
 	switch d.Model.Provider {
 	case "", "openai":
 		d.Model.Provider = "openai"
 	case "openai-responses", "anthropic", "script":
 	default:
-		return nil, usageErr(fmt.Errorf("--provider %q is not one of openai, openai-responses, anthropic, script", d.Model.Provider))
+		return usageErr(fmt.Errorf("--provider %q is not one of openai, openai-responses, anthropic, script", d.Model.Provider))
 	}
-	return d, nil
+	return nil
 }
 
-// apiKey finds the provider key in the environment or Docker secrets. It
-// is handed to the provider and nowhere else.
-func apiKey(providerName string) string {
-	var names []string
-	switch providerName {
-	case "anthropic":
-		names = []string{"ANTHROPIC_API_KEY", "GUILDHALL_API_KEY"}
-	default:
-		names = []string{"OPENAI_API_KEY", "GUILDHALL_API_KEY"}
+// keyFor is the key the provider may be sent. A key goes only to an
+// endpoint the operator chose: when the workspace's own deployment file
+// picked the endpoint, and the operator did not configure that same one,
+// no key is sent and a note says how to send it.
+func (cfg *config) keyFor(keys keyring) (string, string) {
+	d := cfg.deployment
+	key := keys.forProvider(d.Model.Provider)
+	if key == "" || !cfg.workspaceOrigins[d.Origin("model.apiBase")] || d.Model.APIBase == cfg.operatorBase {
+		return key, ""
 	}
-	for _, n := range names {
-		if v := strings.TrimSpace(os.Getenv(n)); v != "" {
-			return v
-		}
-	}
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join("/run/secrets", strings.ToLower(n)))
-		if err == nil && strings.TrimSpace(string(b)) != "" {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	return ""
+	return "", fmt.Sprintf("the API key is not sent to %s: the workspace's %s chose that endpoint, and keys go only to endpoints you configured; to send it, pass --base-url %s or set model.apiBase in your own deployment.json",
+		d.Model.APIBase, d.Origin("model.apiBase"), d.Model.APIBase)
 }
 
 // newProvider builds the deployment's provider and probes it for the model
 // and its context window.
-func newProvider(ctx context.Context, d *runner.Deployment, scriptFile string) (provider.Provider, []string, error) {
+func newProvider(ctx context.Context, d *runner.Deployment, key, scriptFile string) (provider.Provider, []string, error) {
 	if d.Model.Provider == "script" {
 		data := seed.DemoScript()
 		if scriptFile != "" {
@@ -179,7 +325,7 @@ func newProvider(ctx context.Context, d *runner.Deployment, scriptFile string) (
 	if d.Model.Provider == "anthropic" && isDefaultBase(base) {
 		base = ""
 	}
-	cfg := provider.Config{BaseURL: base, APIKey: apiKey(d.Model.Provider), Model: d.Model.Name, ReasoningField: d.Model.ReasoningField}
+	cfg := provider.Config{BaseURL: base, APIKey: key, Model: d.Model.Name, ReasoningField: d.Model.ReasoningField}
 	var p provider.Provider
 	switch d.Model.Provider {
 	case "openai-responses":
@@ -211,7 +357,7 @@ func newProvider(ctx context.Context, d *runner.Deployment, scriptFile string) (
 			} else if !found {
 				notes = append(notes, fmt.Sprintf("the server does not list model %q; trying it anyway", d.Model.Name))
 			}
-			if found && chosen.ContextWindow > 0 && (d.Source == "built-in defaults" || d.Model.ContextWindow == 0) {
+			if found && chosen.ContextWindow > 0 && (d.Origin("model.contextWindow") == "" || d.Model.ContextWindow == 0) {
 				d.Model.ContextWindow = chosen.ContextWindow
 				notes = append(notes, fmt.Sprintf("context window %d tokens (reported by the server)", chosen.ContextWindow))
 				if d.Model.Generation.MaxTokens >= d.Model.ContextWindow {
@@ -237,23 +383,29 @@ func isDefaultBase(base string) bool {
 	return base == runner.DefaultDeployment().Model.APIBase
 }
 
-// load resolves the whole setup for a network provider.
-func (c *commonFlags) load(ctx context.Context) (*setup, error) {
-	ws, err := c.workspaceDir()
+// load resolves the whole setup for a network provider, headless: an
+// undecided workspace's configuration is not applied.
+func (c *commonFlags) load(ctx context.Context) (*setup, error) { return c.loadWith(ctx, nil) }
+
+// loadWith is load with ask putting an undecided workspace to the operator.
+func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error) {
+	cfg, err := c.resolve(ctx, ask)
 	if err != nil {
 		return nil, err
 	}
-	g, err := c.loadGuild(ws)
+	records, err := recordsOf(cfg.workspace, c.keys)
 	if err != nil {
 		return nil, err
 	}
-	d, err := c.loadDeployment(ws, g)
+	key, keyNote := cfg.keyFor(c.keys)
+	notes := cfg.notes
+	if keyNote != "" {
+		notes = append(notes, keyNote)
+	}
+	p, pnotes, err := newProvider(ctx, cfg.deployment, key, c.script)
 	if err != nil {
 		return nil, err
 	}
-	p, notes, err := newProvider(ctx, d, c.script)
-	if err != nil {
-		return nil, err
-	}
-	return &setup{workspace: ws, guild: g, deployment: d, provider: p, notes: notes}, nil
+	return &setup{workspace: cfg.workspace, guild: cfg.guild, deployment: cfg.deployment, provider: p,
+		notes: append(notes, pnotes...), records: records, trust: cfg.trust}, nil
 }

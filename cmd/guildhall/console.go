@@ -25,9 +25,9 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 	if len(args) == 1 {
 		// A busy workspace only queues the task: do it before load probes
 		// the provider, which can take seconds.
-		if ws, err := common.workspaceDir(); err == nil {
-			if busy := (store.Workspace{Dir: ws}).Holder(); busy != nil {
-				return queueTask(ctx, cmd, common, store.Workspace{Dir: ws}, args[0], busy)
+		if ws, err := common.records(); err == nil {
+			if busy := ws.Holder(); busy != nil {
+				return queueTask(ctx, cmd, common, ws, args[0], busy)
 			}
 		}
 	}
@@ -65,7 +65,7 @@ func queueTask(ctx context.Context, cmd *cobra.Command, common *commonFlags, ws 
 func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task string) error {
 	ctx, stop := signalContext()
 	defer stop()
-	ws := store.Workspace{Dir: s.workspace}
+	ws := s.records
 	effort, err := resolveEffort(common.effort, ws)
 	if err != nil {
 		return err
@@ -77,9 +77,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(err.Error()))
 	}
-	sess, err := runner.OpenSession(runner.SessionConfig{
-		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
-	})
+	sess, err := runner.OpenSession(s.sessionConfig(false))
 	var busy *store.BusyError
 	if errors.As(err, &busy) && task != "" {
 		return queueTask(ctx, cmd, common, ws, task, busy)

@@ -33,7 +33,7 @@ needs no network and no key.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext()
 			defer stop()
-			s, cleanup, err := demoSetup(df)
+			s, cleanup, err := demoSetup(df, common.keys)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ needs no network and no key.`,
 }
 
 // demoSetup copies the sample workspace and builds the scripted provider.
-func demoSetup(df *demoFlags) (*setup, func(), error) {
+func demoSetup(df *demoFlags, keys keyring) (*setup, func(), error) {
 	dir, err := demoDir(df)
 	if err != nil {
 		return nil, nil, err
@@ -85,7 +85,12 @@ func demoSetup(df *demoFlags) (*setup, func(), error) {
 	// The script has no loop-detector turns: a cadence check would consume
 	// turns it does not have.
 	d.Executor.InterruptTriggers = nil
-	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed)}, cleanup, nil
+	records, err := recordsOf(dir, keys)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed), records: records}, cleanup, nil
 }
 
 // demoDir is the folder the sample workspace is copied into.

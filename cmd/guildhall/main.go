@@ -41,12 +41,19 @@ func (e *exitCodeError) Error() string {
 func usageErr(err error) error { return &exitCodeError{code: exitUsage, err: err} }
 
 func main() {
-	os.Exit(execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	keys := takeKeys()
+	os.Exit(executeWith(keys, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// execute runs the CLI and returns the process exit status.
+// execute runs the CLI with the keys in the environment, leaving the
+// process as it is (tests call it in-process).
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+	return executeWith(readKeys(), args, stdin, stdout, stderr)
+}
+
+// executeWith runs the CLI and returns the process exit status.
+func executeWith(keys keyring, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(keys)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -66,7 +73,7 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-func newRootCmd() *cobra.Command {
+func newRootCmd(keys keyring) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "guildhall [TASK]",
 		Short: "Run a guild of language-model roles against a workspace",
@@ -81,7 +88,7 @@ it opens the console and submits the task at once.`,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 	}
-	common := &commonFlags{}
+	common := &commonFlags{keys: keys}
 	common.register(root.PersistentFlags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runConsole(cmd, common, args) }
 	root.AddCommand(
@@ -94,6 +101,7 @@ it opens the console and submits the task at once.`,
 		newServeCmd(common),
 		newQueueCmd(common),
 		newSettingsCmd(common),
+		newTrustCmd(common),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	return root

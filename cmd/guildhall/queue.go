@@ -54,11 +54,10 @@ With no subcommand, lists the queue.`,
 
 // queueOf resolves --workspace to its queue.
 func queueOf(common *commonFlags) (store.Workspace, *store.Queue, error) {
-	dir, err := common.workspaceDir()
+	ws, err := common.records()
 	if err != nil {
 		return store.Workspace{}, nil, err
 	}
-	ws := store.Workspace{Dir: dir}
 	return ws, ws.Queue(), nil
 }
 
@@ -442,9 +441,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 			fmt.Fprintln(errOut, "note:", render.SanitizeLine(n))
 		}
 	}
-	sess, err := runner.OpenSession(runner.SessionConfig{
-		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: rf.noInput,
-	})
+	sess, err := runner.OpenSession(s.sessionConfig(rf.noInput))
 	if err != nil {
 		return &exitCodeError{code: exitError, err: fmt.Errorf("%w; a console there runs the queue when it is idle", err)}
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/guildhall/guildhall/render"
-	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -23,11 +19,11 @@ func newRunsCmd(common *commonFlags) *cobra.Command {
 		Short: "List this workspace's runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := common.workspaceDir()
+			ws, err := common.records()
 			if err != nil {
 				return err
 			}
-			return listRuns(cmd.OutOrStdout(), store.Workspace{Dir: dir})
+			return listRuns(cmd.OutOrStdout(), ws)
 		},
 	}
 }
@@ -43,6 +39,7 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 	}
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tEFFORT\tSTARTED\tSUMMARY")
+	foreign := 0
 	for _, id := range ids {
 		m, err := ws.ReadMeta(id)
 		if err != nil {
@@ -53,10 +50,29 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 		if summary == "" {
 			summary = firstLine(m.Task)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, render.SanitizeLine(m.Status), render.SanitizeLine(m.Effort),
-			m.StartedAt.Local().Format("2006-01-02 15:04"), clipRunes(render.SanitizeLine(summary), 70))
+		status := render.SanitizeLine(m.Status)
+		if m.Foreign {
+			status = "foreign (" + status + ")"
+			foreign++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, status, render.SanitizeLine(m.Effort),
+			startedText(m), clipRunes(render.SanitizeLine(summary), 70))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if foreign > 0 {
+		fmt.Fprintf(out, "\n%d foreign run(s): their records were not written by Guildhall for you (the integrity check failed),\nso they are never resumed or continued; `guildhall show RUN_ID` shows one read-only.\n", foreign)
+	}
+	return nil
+}
+
+// startedText is a run's start time for a listing, or "unknown".
+func startedText(m *store.Meta) string {
+	if m.StartedAt.IsZero() {
+		return "unknown"
+	}
+	return m.StartedAt.Local().Format("2006-01-02 15:04")
 }
 
 func firstLine(s string) string {
@@ -81,19 +97,19 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 		Short: "Show one run: task, status, result card, artifacts, error, and its task thread",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := common.workspaceDir()
+			ws, err := common.records()
 			if err != nil {
 				return err
 			}
 			if err := store.CheckRunID(args[0]); err != nil {
 				return usageErr(err)
 			}
-			m, err := store.Workspace{Dir: dir}.ReadMeta(args[0])
+			m, err := ws.ReadMeta(args[0])
 			if err != nil {
 				return &exitCodeError{code: exitError, err: err}
 			}
-			showRun(cmd.OutOrStdout(), m, store.Workspace{Dir: dir}.ReadSummary(args[0]))
-			showThread(cmd.OutOrStdout(), store.Workspace{Dir: dir}, args[0])
+			showRun(cmd.OutOrStdout(), m, ws.ReadSummary(args[0]))
+			showThread(cmd.OutOrStdout(), ws, args[0])
 			return nil
 		},
 	}
@@ -102,6 +118,9 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 func showRun(out io.Writer, m *store.Meta, summary string) {
 	md := render.NewMarkdownRenderer("notty")
 	fmt.Fprintf(out, "Run      %s\n", m.RunID)
+	if m.Foreign {
+		fmt.Fprintln(out, "Foreign  its records were not written by Guildhall for you (the integrity check failed): shown read-only, never resumed or continued")
+	}
 	fmt.Fprintf(out, "Status   %s\n", render.SanitizeLine(m.Status))
 	fmt.Fprintf(out, "Effort   %s\n", render.SanitizeLine(m.Effort))
 	fmt.Fprintf(out, "Started  %s\n", m.StartedAt.Local().Format(time.RFC1123))
@@ -170,39 +189,34 @@ func newCheckCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check [GUILD_DIR]",
 		Short: "Validate a guild and deployment; errors carry file:line:col",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Validate the guild and deployment a run here would use, and say where each
+came from: --guild/--deployment, the workspace's own files (applied only
+once you trust the workspace), your ~/.config/guildhall/, or the built-in
+seed guild and defaults. GUILD_DIR checks that guild folder instead.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			var g *runner.Guild
-			var err error
 			if len(args) == 1 {
-				g, err = runner.LoadGuild(os.DirFS(args[0]), args[0])
-			} else if common.guild != "" {
-				g, err = runner.LoadGuild(os.DirFS(common.guild), common.guild)
+				common.guild = args[0]
+			}
+			cfg, err := common.resolve(cmd.Context(), nil)
+			if err != nil {
+				return err
+			}
+			if s := cfg.trust.summary(); s != "" {
+				fmt.Fprintf(out, "workspace %s: %s\n", render.SanitizeLine(cfg.workspace), render.SanitizeLine(s))
 			} else {
-				dir, werr := common.workspaceDir()
-				if werr != nil {
-					return werr
-				}
-				if _, serr := os.Stat(filepath.Join(dir, "guild", "guild.json")); serr == nil {
-					g, err = runner.LoadGuild(os.DirFS(filepath.Join(dir, "guild")), filepath.Join(dir, "guild"))
-				} else {
-					g, err = runner.LoadGuild(seed.Guild(), "seed guild")
-				}
+				fmt.Fprintf(out, "workspace %s: supplies no configuration of its own\n", render.SanitizeLine(cfg.workspace))
 			}
-			if err != nil {
-				return usageErr(err)
+			for _, n := range cfg.notes {
+				fmt.Fprintln(out, "note:", render.SanitizeLine(n))
 			}
+			g, d := cfg.guild, cfg.deployment
 			fmt.Fprintf(out, "guild %s: ok (%d roles, entry role %s)\n", render.SanitizeLine(g.Source), len(g.Roles), render.SanitizeLine(g.EntryRole))
-			dir, err := common.workspaceDir()
-			if err != nil {
-				return err
+			fmt.Fprintf(out, "deployment %s: ok (provider %s, endpoint %s)\n", render.SanitizeLine(d.Source), render.SanitizeLine(d.Model.Provider), render.SanitizeLine(d.Model.APIBase))
+			if _, note := cfg.keyFor(common.keys); note != "" {
+				fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 			}
-			d, err := common.loadDeployment(dir, g)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "deployment %s: ok (provider %s)\n", render.SanitizeLine(d.Source), d.Model.Provider)
 			return nil
 		},
 	}

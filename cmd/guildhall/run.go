@@ -75,8 +75,7 @@ func resolveEffort(flag string, ws store.Workspace) (string, error) {
 
 func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, s *setup, task string) error {
 	errOut := cmd.ErrOrStderr()
-	ws := store.Workspace{Dir: s.workspace}
-	effort, err := resolveEffort(common.effort, ws)
+	effort, err := resolveEffort(common.effort, s.records)
 	if err != nil {
 		return err
 	}
@@ -117,10 +116,16 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags
 	})
 }
 
+// sessionConfig is the session a setup opens.
+func (s *setup) sessionConfig(noInput bool) runner.SessionConfig {
+	return runner.SessionConfig{
+		Workspace: s.workspace, Sealer: s.records.Seal, Redactor: s.records.Redact, WorkspaceConfig: s.trust.info(),
+		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput,
+	}
+}
+
 func openSession(s *setup, noInput bool) (*runner.Session, error) {
-	sess, err := runner.OpenSession(runner.SessionConfig{
-		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput,
-	})
+	sess, err := runner.OpenSession(s.sessionConfig(noInput))
 	if err != nil {
 		return nil, &exitCodeError{code: exitError, err: err}
 	}

@@ -133,6 +133,18 @@ type RunStartedPayload struct {
 	ContinuesFrom string `json:"continuesFrom,omitempty"`
 	EntryRole     string `json:"entryRole"`
 	Model         string `json:"model,omitempty"`
+	// WorkspaceConfig is the trust decision about the workspace's own
+	// guild and deployment files, when it has any.
+	WorkspaceConfig *WorkspaceConfig `json:"workspaceConfig,omitempty"`
+}
+
+// WorkspaceConfig records whether a workspace's own configuration files
+// were applied (state "trusted") or not ("ignored"), who decided, and
+// which files it was about.
+type WorkspaceConfig struct {
+	State  string   `json:"state"`
+	Source string   `json:"source"`
+	Files  []string `json:"files,omitempty"`
 }
 
 // RunStatusPayload records a run status change. Status is one of running,
