@@ -59,10 +59,10 @@ type Options struct {
 	// WorkspaceConfig is the trust decision about the workspace's own
 	// configuration, recorded in run_started.
 	WorkspaceConfig *event.WorkspaceConfig
-	Guild      *Guild
-	Deployment *Deployment
-	Provider   provider.Provider
-	Tools      tools.Registry
+	Guild           *Guild
+	Deployment      *Deployment
+	Provider        provider.Provider
+	Tools           tools.Registry
 
 	Task          string
 	Effort        string

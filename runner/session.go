@@ -31,11 +31,11 @@ type SessionConfig struct {
 	Redactor *store.Redactor
 	// WorkspaceConfig is the trust decision each run records.
 	WorkspaceConfig *event.WorkspaceConfig
-	Guild      *Guild
-	Deployment *Deployment
-	Provider   provider.Provider
-	Tools      tools.Registry
-	NoInput    bool
+	Guild           *Guild
+	Deployment      *Deployment
+	Provider        provider.Provider
+	Tools           tools.Registry
+	NoInput         bool
 }
 
 // Submission is a task submitted to a session.
