@@ -35,6 +35,10 @@ type Options struct {
 	Context context.Context
 	// Notice is shown once at start (the browser console's URL).
 	Notice string
+	// Setup is a one-line description of what the console runs with (the
+	// workspace trust decision, the sandbox), shown in the header when no
+	// notice or banner needs the line.
+	Setup string
 	// Summarize, when set, returns a run's generated thread title and
 	// description (runner.ThreadSummary with the session's provider); the
 	// task-identity header prefers them to the deterministic identity.

@@ -133,6 +133,9 @@ func (m *Model) banner() string {
 	if m.notice != "" {
 		return styleFaint.Render(m.notice)
 	}
+	if m.opts.Setup != "" {
+		return styleFaint.Render(render.SanitizeLine(m.opts.Setup))
+	}
 	return ""
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/render/labelset"
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/trust"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tui"
 )
@@ -31,7 +32,10 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 			}
 		}
 	}
-	s, err := common.load(ctx)
+	s, err := common.loadWith(ctx, consoleAsk(cmd))
+	if errors.Is(err, errQuitAtTrust) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -40,6 +44,30 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 		task = args[0]
 	}
 	return consoleSession(cmd, common, s, task)
+}
+
+// consoleAsk puts an undecided workspace to the operator in a full-screen
+// prompt before the console opens.
+func consoleAsk(cmd *cobra.Command) askTrust {
+	return func(ctx context.Context, p trustPrompt) (trust.Decision, error) {
+		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files}
+		for _, c := range p.Changes {
+			tp.Changes = append(tp.Changes, tui.TrustChange{Text: c.Text, Warn: c.Warn})
+		}
+		if p.Changed != nil {
+			tp.Changed = fmt.Sprintf("These files changed since you %s them on %s.", p.Changed.Decision, p.Changed.At.Local().Format("2006-01-02"))
+		}
+		ok, err := tui.AskTrust(ctx, tp, tui.RunOptions{Output: cmd.OutOrStdout()})
+		switch {
+		case errors.Is(err, tui.ErrQuit):
+			return "", errQuitAtTrust
+		case err != nil:
+			return "", &exitCodeError{code: exitError, err: err}
+		case ok:
+			return trust.Trusted, nil
+		}
+		return trust.Ignored, nil
+	}
 }
 
 // runConsoleWith shows a prepared setup (the demo) in the console and
@@ -103,6 +131,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	opts := tui.Options{
 		Labels: labels, Effort: effort, Task: task, Continue: common.continues, LogLevel: common.logLevel,
+		Setup: s.setupLine(),
 		Summarize: func(ctx context.Context, runID string) (string, string, error) {
 			return runner.ThreadSummary(ctx, s.provider, s.deployment.Model.Name, ws, runID)
 		},

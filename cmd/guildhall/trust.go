@@ -51,6 +51,10 @@ func (t trustState) summary() string {
 	return ""
 }
 
+// setupLine describes, in one line, what this setup trusts: shown in the
+// console's header.
+func (s *setup) setupLine() string { return s.trust.summary() }
+
 // trustPrompt is what the operator is asked about a workspace.
 type trustPrompt struct {
 	Workspace string
