@@ -173,7 +173,7 @@ func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
 			if r.SystemPrompt == "" {
 				c.errorf(f.offset, "role %q has no systemPrompt; give the path of its prompt file", f.key)
 			} else if b, err := fs.ReadFile(fsys, cleanRel(r.SystemPrompt)); err != nil {
-				c.errorf(f.value.field("systemPrompt").offset, "role %q: cannot read system prompt %q; paths are relative to the guild folder", f.key, r.SystemPrompt)
+				c.errorf(f.value.field("systemPrompt").offset, "role %q: cannot read system prompt %q: %s", f.key, r.SystemPrompt, readProblem(err))
 			} else {
 				r.Prompt = string(b)
 			}
@@ -215,11 +215,25 @@ func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
 	return g, nil
 }
 
+// readProblem says why a guild file could not be read: missing (paths are
+// relative to the guild folder), or the reason the file system gave — a
+// link that leads out of the workspace, a file too large.
+func readProblem(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "it does not exist; paths are relative to the guild folder"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err.Error()
+}
+
 func loadManifest(fsys fs.FS, source, p string) (tools.Manifest, error) {
 	file := path.Join(source, p)
 	data, err := fs.ReadFile(fsys, cleanRel(p))
 	if err != nil {
-		return tools.Manifest{}, fmt.Errorf("cannot read it; paths are relative to the guild folder")
+		return tools.Manifest{}, fmt.Errorf("cannot read it: %s", readProblem(err))
 	}
 	root, err := parsePositioned(file, data)
 	if err != nil {

@@ -183,15 +183,18 @@ func writeQueue(out io.Writer, items []store.QueueItem, all bool) {
 	group := func(status string) []store.QueueItem {
 		var g []store.QueueItem
 		for _, it := range items {
-			if it.Status == status {
+			if it.Status == status && !it.Foreign {
 				g = append(g, it)
 			}
 		}
 		return g
 	}
-	var settled []store.QueueItem
+	var settled, foreign []store.QueueItem
 	for _, it := range items {
-		if it.Settled() {
+		switch {
+		case it.Foreign:
+			foreign = append(foreign, it)
+		case it.Settled():
 			settled = append(settled, it)
 		}
 	}
@@ -208,7 +211,11 @@ func writeQueue(out io.Writer, items []store.QueueItem, all bool) {
 		if effort == "" {
 			effort = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n, it.Status, render.SanitizeLine(it.ID), render.SanitizeLine(effort),
+		status := it.Status
+		if it.Foreign {
+			status = "foreign"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n, render.SanitizeLine(status), render.SanitizeLine(it.ID), render.SanitizeLine(effort),
 			render.SanitizeLine(it.RunID), clipRunes(render.SanitizeLine(firstLine(it.Task)), 60))
 		detail := func(label, text string) {
 			if text = strings.TrimSpace(text); text != "" {
@@ -250,9 +257,15 @@ func writeQueue(out io.Writer, items []store.QueueItem, all bool) {
 	for _, it := range settled {
 		row("-", it)
 	}
+	for _, it := range foreign {
+		row("✗", it)
+	}
 	_ = tw.Flush()
 	if hidden > 0 {
 		fmt.Fprintf(out, "(%d older settled items not shown; --all lists them)\n", hidden)
+	}
+	if len(foreign) > 0 {
+		fmt.Fprintf(out, "✗ foreign: %d item(s) were not queued by Guildhall for you (their integrity check failed); they never run. `guildhall queue rm ID` removes one.\n", len(foreign))
 	}
 }
 

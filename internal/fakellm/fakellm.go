@@ -147,7 +147,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Path: r.URL.Path, Role: role, Header: r.Header.Clone(), Body: body, Raw: raw})
 	var fault *Fault
-	if len(s.faults) > 0 {
+	if len(s.faults) > 0 && r.Method == http.MethodPost { // model calls, not probes
 		fault, s.faults = &s.faults[0], s.faults[1:]
 	}
 	tooBig := s.MaxPromptChars > 0 && len(raw) > s.MaxPromptChars

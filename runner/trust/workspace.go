@@ -63,7 +63,7 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 
 	if exists(ws, workspaceGuildDir+"/guild.json") {
 		fsys := ws.ConfigFS(workspaceGuildDir, maxConfigFile, record)
-		g, err := runner.LoadGuild(fsys, workspaceGuildDir+"/ (the workspace's)")
+		g, err := runner.LoadGuild(fsys, workspaceGuildDir)
 		if err != nil {
 			f.Problems = append(f.Problems, err)
 		} else {
