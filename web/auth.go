@@ -164,11 +164,40 @@ func refuse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Security-Policy", "default-src 'none'")
 	h.Set("Cache-Control", "no-store")
+	page := unauthorizedPage
+	if crossSiteNavigation(r) {
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		page = retryPage
+	} else {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+	}
 	w.WriteHeader(http.StatusUnauthorized)
 	if r.Method != http.MethodHead {
-		_, _ = io.WriteString(w, unauthorizedPage)
+		_, _ = io.WriteString(w, page)
 	}
 }
+
+// crossSiteNavigation reports a top-level navigation of the page that
+// another site started. The browser withholds a SameSite=Strict cookie on
+// such a navigation and on the redirects that follow it, so the operator
+// who follows the printed URL from a chat or a wiki page arrives at / from
+// the first visit's redirect without the cookie that visit just set.
+func crossSiteNavigation(r *http.Request) bool {
+	return r.URL.Path == "/" && r.Header.Get("Sec-Fetch-Site") == "cross-site" &&
+		r.Header.Get("Sec-Fetch-Mode") == "navigate"
+}
+
+// retryPage is the refusal of a cross-site navigation: it reloads itself
+// once. The reload is started by this origin, so the browser sends the
+// Strict cookie if it has one; if it has none, the reload is same-origin
+// and gets the plain refusal, so there is no loop. Nothing in it comes
+// from the request. A meta refresh is no script, so the CSP stays
+// default-src 'none'.
+var retryPage = `<!doctype html>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="0">
+<title>Guildhall</title>
+<pre>` + unauthorizedPage + `</pre>
+`

@@ -407,6 +407,30 @@ func TestRefusalsSayWhereTheWayInIs(t *testing.T) {
 	if res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Content-Security-Policy") == "" {
 		t.Errorf("page refusal headers %v", res.Header)
 	}
+
+	// A cross-site navigation (the printed URL followed from a chat page)
+	// lands here without the Strict cookie: the refusal reloads once, and
+	// only the page does so.
+	crossSite := all(withHeader("Sec-Fetch-Site", "cross-site"), withHeader("Sec-Fetch-Mode", "navigate"))
+	res = ls.send(t, route{"GET", "/", ""}, crossSite)
+	page, _ = io.ReadAll(res.Body)
+	if res.StatusCode != 401 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(page), `<meta http-equiv="refresh" content="0">`) || !strings.Contains(string(page), "Open the URL that Guildhall printed") {
+		t.Errorf("cross-site refusal: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), page)
+	}
+	if strings.Contains(string(page), ls.srv.Token()) || strings.Contains(string(page), "<script") || res.Header.Get("Content-Security-Policy") != "default-src 'none'" {
+		t.Errorf("cross-site refusal carries more than a refresh: %s", page)
+	}
+	for _, rt := range []route{{"GET", "/static/app.js", ""}, {"GET", "/api/runs", ""}, {"GET", "/nope", ""}} {
+		res := ls.send(t, rt, crossSite)
+		if b, _ := io.ReadAll(res.Body); strings.Contains(string(b), "refresh") {
+			t.Errorf("%s reloads itself", rt.path)
+		}
+	}
+	res = ls.send(t, route{"GET", "/", ""}, all(withHeader("Sec-Fetch-Site", "same-origin"), withHeader("Sec-Fetch-Mode", "navigate")))
+	if b, _ := io.ReadAll(res.Body); strings.Contains(string(b), "refresh") {
+		t.Error("a same-origin navigation reloads itself: a browser without the cookie would loop")
+	}
 }
 
 // TestUnboundHandlerRequiresTheToken: a Handler mounted by a caller (no
