@@ -29,6 +29,10 @@ import (
 //
 // The query form is accepted on GET / only: a token in an API or asset URL
 // would end up in logs and history, so there it is no credential at all.
+//
+// No route is exempt, not even the favicon or the vendored assets: the
+// browser sends the cookie with those requests anyway, and an open route
+// would only tell a scanner on the host that a Guildhall listens here.
 
 const (
 	// tokenBytes is the token's entropy: 256 bits, hex-encoded.
