@@ -21,8 +21,15 @@ import (
 )
 
 // demoServer runs the scripted demo in-process, as `guildhall demo --web`
-// does, and serves it on loopback.
-func demoServer(t *testing.T, ctx context.Context) (*runner.Session, string) {
+// does, and serves it on loopback. url is the printed one, token and all.
+func demoServer(t *testing.T, ctx context.Context) (sess *runner.Session, url string) {
+	sess, url, _ = demoServerToken(t, ctx)
+	return sess, url
+}
+
+// demoServerToken is demoServer that also returns the access token, for
+// the test's own API calls.
+func demoServerToken(t *testing.T, ctx context.Context) (*runner.Session, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := seed.CopyDemoWorkspace(dir); err != nil {
@@ -53,7 +60,7 @@ func demoServer(t *testing.T, ctx context.Context) (*runner.Session, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sess, url
+	return sess, url, srv.Token()
 }
 
 // TestBrowserWatchesAndAnswersTheDemo opens the console on the live demo
@@ -64,7 +71,7 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 	browser := webtest.Browser(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sess, url := demoServer(t, ctx)
+	sess, url, token := demoServerToken(t, ctx)
 	if _, err := sess.Submit(ctx, runner.Submission{Task: seed.DemoTask()}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +183,7 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 	if got := eval(`document.querySelector(".tooltip-card .tooltip-title").textContent`); got == "" {
 		t.Error("inspector without a title")
 	}
-	logLatency(t, url, seenRaw, installed)
+	logLatency(t, url, token, seenRaw, installed)
 
 	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
@@ -186,12 +193,15 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 // logLatency reports how long after its event each operation appeared in the
 // page (event timestamp to first DOM appearance, both wall clocks of this
 // machine). It is a figure for the notes, not an assertion.
-func logLatency(t *testing.T, url, seenRaw string, after time.Time) {
+func logLatency(t *testing.T, pageURL, token, seenRaw string, after time.Time) {
 	var seen map[string]int64
 	if err := json.Unmarshal([]byte(seenRaw), &seen); err != nil {
 		t.Fatal(err)
 	}
-	res, err := http.Get(url + "api/run/flow")
+	base, _, _ := strings.Cut(pageURL, "?")
+	req, _ := http.NewRequest("GET", base+"api/run/flow", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

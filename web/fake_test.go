@@ -277,6 +277,7 @@ func (ts *testServer) do(method, path string, body any, out any) *http.Response 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	ts.authorize(req)
 	res, err := ts.http.Client().Do(req)
 	if err != nil {
 		ts.t.Fatal(err)
@@ -290,6 +291,11 @@ func (ts *testServer) do(method, path string, body any, out any) *http.Response 
 	}
 	res.Body = io.NopCloser(bytes.NewReader(raw))
 	return res
+}
+
+// authorize adds the server's access token, as a programmatic client does.
+func (ts *testServer) authorize(req *http.Request) {
+	req.Header.Set("Authorization", "Bearer "+ts.srv.Token())
 }
 
 // wantError checks a JSON error answer.

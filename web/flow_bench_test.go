@@ -70,6 +70,7 @@ func BenchmarkFlowEndpoint(b *testing.B) {
 				rec := httptest.NewRecorder()
 				req := httptest.NewRequest("GET", url, nil)
 				req.Host = "127.0.0.1:8765"
+				req.Header.Set("Authorization", "Bearer "+s.Token())
 				h.ServeHTTP(rec, req)
 				if rec.Code != 200 {
 					b.Fatalf("%s: %d %s", url, rec.Code, rec.Body.String())
@@ -122,6 +123,7 @@ func TestFlowDeltaIsSmall(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", url, nil)
 		req.Host = "127.0.0.1:8765"
+		req.Header.Set("Authorization", "Bearer "+s.Token())
 		h.ServeHTTP(rec, req)
 		return rec.Body.Bytes()
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
@@ -9,9 +8,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-// tokenCookie keeps the access token after the first visit with ?token=.
-const tokenCookie = "guildhall_token"
 
 // guard is the server's front door:
 //
@@ -23,36 +19,39 @@ const tokenCookie = "guildhall_token"
 //   - A state-changing request (POST, PUT, PATCH, DELETE) with an Origin
 //     other than the page's own, or Sec-Fetch-Site cross-site/same-site, is
 //     refused.
+//   - Every request must carry the access token, loopback or not (see
+//     auth.go).
 //   - Bodies are capped at maxBody.
-//   - When bound beyond loopback, every request must carry the token: as
-//     ?token= (which sets an HttpOnly SameSite=Strict cookie) or the cookie.
 type guard struct {
 	ip       net.IP // the bound IP; nil for "any loopback name" (unbound)
 	port     string // "" accepts any port (unbound)
 	wildcard bool
-	token    string
+	token    string // never empty
 }
 
-// unboundGuard is the guard of a server not yet bound (Handler in tests):
-// loopback names on any port, no token.
-var unboundGuard = &guard{}
+// unboundGuard is the guard of a server not yet bound (Handler mounted by
+// the caller): loopback names on any port, and still the token.
+func unboundGuard(token string) *guard {
+	return &guard{token: token}
+}
 
 func newGuard(addr *net.TCPAddr, token string) *guard {
 	return &guard{ip: addr.IP, port: strconv.Itoa(addr.Port), wildcard: addr.IP.IsUnspecified(), token: token}
 }
 
-// url is the address to open in a browser, with the token when one is
-// required.
-func (g *guard) url() string {
+// baseURL is the address of the console, without the token.
+func (g *guard) baseURL() string {
 	host := "127.0.0.1"
 	if g.ip != nil && !g.ip.IsUnspecified() {
 		host = g.ip.String()
 	}
 	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, g.port), Path: "/"}
-	if g.token != "" {
-		u.RawQuery = "token=" + g.token
-	}
 	return u.String()
+}
+
+// url is the address to open in a browser: the first visit with the token.
+func (g *guard) url() string {
+	return g.baseURL() + "?" + tokenParam + "=" + g.token
 }
 
 func (g *guard) hostAllowed(hostport string) bool {
@@ -117,39 +116,25 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		writeError(w, http.StatusForbidden, "forbidden_origin")
 		return
 	}
-	if g.token != "" {
-		if q := r.URL.Query().Get("token"); q != "" {
-			if !g.tokenOK(q) {
-				writeError(w, http.StatusUnauthorized, "unauthorized")
-				return
-			}
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: g.token, Path: "/",
-				HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			if r.Method == http.MethodGet {
-				clean := *r.URL
-				v := clean.Query()
-				v.Del("token")
-				clean.RawQuery = v.Encode()
-				http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
-				return
-			}
-		} else if c, err := r.Cookie(tokenCookie); err != nil || !g.tokenOK(c.Value) {
-			writeError(w, http.StatusUnauthorized, "unauthorized")
-			return
-		}
+	// No page, answer or redirect of this server may hand its URL to
+	// another site in a Referer, nor be framed by one.
+	h := w.Header()
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	switch g.authenticate(w, r) {
+	case authRefused:
+		refuse(w, r)
+		return
+	case authAnswered:
+		return
 	}
 	if r.ContentLength > maxBody {
 		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("X-Frame-Options", "DENY")
 	next.ServeHTTP(w, r)
-}
-
-func (g *guard) tokenOK(got string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) == 1
 }
 
 // isTooLarge reports whether err came from the body cap.

@@ -98,7 +98,10 @@ func TestResumeAStoppedRunFromHistory(t *testing.T) {
 	defer hs.Close()
 	post := func(path string) (int, string) {
 		t.Helper()
-		res, err := hs.Client().Post(hs.URL+path, "application/json", nil)
+		req, _ := http.NewRequest("POST", hs.URL+path, nil)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+srv.Token())
+		res, err := hs.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,14 +6,12 @@
 // but the page itself answers JSON, and the client renders agent prose only
 // through its sanitized Markdown pipeline. It binds to loopback by default,
 // checks Host (DNS rebinding) and Origin (cross-site writes), caps request
-// bodies, and requires a per-process token when bound beyond loopback. See
-// docs/api.md for every route.
+// bodies, and requires a per-process access token on every route, on
+// loopback too (auth.go). See docs/api.md for every route.
 package web
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,8 +72,11 @@ type Server struct {
 
 	startOnce sync.Once
 
+	// token is the access token, drawn by New; every route requires it.
+	token string
+
 	mu    sync.Mutex
-	guard *guard // nil until bound: loopback names on any port pass
+	guard *guard // until bound: loopback names on any port, with the token
 }
 
 // Option configures optional parts of a Server.
@@ -107,12 +108,17 @@ func New(sess Session, guild *runner.Guild, version string, opts ...Option) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("web: labels: %w", err)
 	}
+	token, err := newToken()
+	if err != nil {
+		return nil, err
+	}
 	files := static.Files()
 	s := &Server{
 		sess: sess, guild: guild, version: version, labels: labels,
 		assets: assets.New(files), files: files,
 		views: newViewCache(sess.Workspace(), labels), hub: newHub(),
 		summaries: newSummaries(sess.Workspace()),
+		token:     token, guard: unboundGuard(token),
 	}
 	for _, o := range opts {
 		o(s)
@@ -154,10 +160,13 @@ func (s *Server) follow(ctx context.Context, sub *runner.Subscription) {
 	}
 }
 
+// Token is the server's access token, for the caller's own clients (an
+// attach discovery file, tests). Never put it on a command line.
+func (s *Server) Token() string { return s.token }
+
 // Serve listens on addr (host:port; loopback unless the host says
 // otherwise) and serves in the background until ctx ends. It returns the
-// URL to open — with the access token when bound beyond loopback — and
-// prints nothing itself.
+// URL to open, which carries the access token, and prints nothing itself.
 func (s *Server) Serve(ctx context.Context, addr string) (string, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
@@ -174,16 +183,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) (string, er
 		ln.Close()
 		return "", fmt.Errorf("web: listener address %v is not TCP", ln.Addr())
 	}
-	token := ""
-	if !tcp.IP.IsLoopback() {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
-			ln.Close()
-			return "", fmt.Errorf("web: token: %w", err)
-		}
-		token = hex.EncodeToString(b)
-	}
-	g := newGuard(tcp, token)
+	g := newGuard(tcp, s.token)
 	s.mu.Lock()
 	s.guard = g
 	s.mu.Unlock()
@@ -205,16 +205,14 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) (string, er
 }
 
 // Handler is the server's whole HTTP surface behind its guard. Before the
-// server is bound, the guard accepts loopback host names on any port.
+// server is bound, the guard accepts loopback host names on any port; the
+// access token is required either way.
 func (s *Server) Handler() http.Handler {
 	mux := s.routes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		g := s.guard
 		s.mu.Unlock()
-		if g == nil {
-			g = unboundGuard
-		}
 		g.serve(w, r, mux)
 	})
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -142,16 +140,17 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: the queue is unavailable:", render.SanitizeLine(err.Error()))
 	}
 	if common.web != "" {
-		var url bytes.Buffer
 		var sched *runner.Scheduler
 		if q, ok := opts.Queue.(*runner.Scheduler); ok {
 			sched = q
 		}
-		if err := serveWeb(ctx, common, sess, s, sched, &url); err != nil {
+		url, stopWeb, err := serveWeb(ctx, common, sess, s, sched, cmd.ErrOrStderr())
+		if err != nil {
 			sess.Close()
 			return err
 		}
-		opts.Notice = strings.TrimSpace(url.String())
+		defer stopWeb()
+		opts.Notice = "browser console: " + url
 		fmt.Fprintln(cmd.ErrOrStderr(), opts.Notice)
 	}
 	runErr := tui.Run(ctx, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})

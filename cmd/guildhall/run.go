@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
+	"github.com/guildhall/guildhall/web/discovery"
 )
 
 type runFlags struct {
@@ -133,10 +135,15 @@ func openSession(s *setup, noInput bool) (*runner.Session, error) {
 }
 
 // serveWeb starts the browser companion on the session when --web is set
-// and prints its URL.
-func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s *setup, sched *runner.Scheduler, errOut io.Writer) error {
+// and publishes its address and token for the operator's own clients
+// (web/discovery). It returns the URL to show the operator, which carries
+// the token (it goes to the terminal, never to a command line), and stop,
+// which takes the discovery file down; stop also runs when ctx ends, and
+// running it twice is harmless. Without --web the URL is "".
+func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s *setup, sched *runner.Scheduler, notes io.Writer) (string, func(), error) {
+	nothing := func() {}
 	if common.web == "" {
-		return nil
+		return "", nothing, nil
 	}
 	opts := []web.Option{web.WithSummarizer(s.provider, s.deployment.Model.Name)}
 	if sched != nil {
@@ -144,14 +151,42 @@ func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s 
 	}
 	srv, err := web.New(sess, s.guild, version, opts...)
 	if err != nil {
-		return &exitCodeError{code: exitError, err: err}
+		return "", nothing, &exitCodeError{code: exitError, err: err}
 	}
 	url, err := srv.Serve(ctx, common.web)
 	if err != nil {
-		return usageErr(fmt.Errorf("--web %s: %w", common.web, err))
+		return "", nothing, usageErr(fmt.Errorf("--web %s: %w", common.web, err))
 	}
-	fmt.Fprintln(errOut, "browser console:", url)
-	return nil
+	pub, err := publishConsole(url, srv.Token(), s.workspace)
+	if err != nil {
+		// The console works without the file; only attach needs it.
+		fmt.Fprintln(notes, "note: no attach file:", render.SanitizeLine(err.Error()))
+		return url, nothing, nil
+	}
+	stop := func() {
+		if err := pub.Remove(); err != nil {
+			fmt.Fprintln(notes, "note:", render.SanitizeLine(err.Error()))
+		}
+	}
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return url, stop, nil
+}
+
+// publishConsole writes the discovery file of the console at url.
+func publishConsole(url, token, workspace string) (*discovery.Published, error) {
+	loc, err := discovery.Locate(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := discovery.Canonical(workspace)
+	if err != nil {
+		return nil, err
+	}
+	base, _, _ := strings.Cut(url, "?")
+	return discovery.Publish(loc, discovery.Record{URL: base, Token: token, PID: os.Getpid(), Workspace: canon})
 }
 
 // windDownGrace is how long a signalled run gets to reach a safe end.
@@ -179,8 +214,13 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 		<-printed
 		return err
 	}
-	if err := serveWeb(runCtx, common, sess, s, nil, cmd.ErrOrStderr()); err != nil {
+	url, stopWeb, err := serveWeb(runCtx, common, sess, s, nil, cmd.ErrOrStderr())
+	if err != nil {
 		return finish(err)
+	}
+	defer stopWeb()
+	if url != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "browser console:", url)
 	}
 	if err := start(runCtx); err != nil {
 		return finish(err)

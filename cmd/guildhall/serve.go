@@ -40,9 +40,12 @@ the browser. On start the newest resumable run resumes.`,
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note: the queue is unavailable:", render.SanitizeLine(err.Error()))
 			}
-			if err := serveWeb(ctx, common, sess, s, sched, cmd.ErrOrStderr()); err != nil {
+			url, stopWeb, err := serveWeb(ctx, common, sess, s, sched, cmd.ErrOrStderr())
+			if err != nil {
 				return err
 			}
+			defer stopWeb()
+			fmt.Fprintln(cmd.ErrOrStderr(), "browser console:", url)
 			<-ctx.Done()
 			windDownLive(sess, cmd.ErrOrStderr())
 			if _, live := sess.Active(); live {

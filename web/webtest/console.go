@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -72,7 +73,20 @@ type Page struct {
 // for the whole test, not an assertion.
 func OpenPage(t testing.TB, browser context.Context, timeout time.Duration) *Page {
 	t.Helper()
-	tab, cancelTab := chromedp.NewContext(browser)
+	return openPage(t, browser, timeout)
+}
+
+// OpenIsolatedPage is OpenPage in a new browser context: the tab shares no
+// cookies or storage with the browser's other tabs, as if another browser
+// (or another user's) opened the address.
+func OpenIsolatedPage(t testing.TB, browser context.Context, timeout time.Duration) *Page {
+	t.Helper()
+	return openPage(t, browser, timeout, chromedp.WithNewBrowserContext())
+}
+
+func openPage(t testing.TB, browser context.Context, timeout time.Duration, opts ...chromedp.ContextOption) *Page {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(browser, opts...)
 	console := WatchConsole(tab)
 	ctx, cancel := context.WithTimeout(tab, timeout)
 	return &Page{Ctx: ctx, t: t, console: console, cancel: []context.CancelFunc{cancel, cancelTab}}
@@ -85,6 +99,26 @@ func (p *Page) Poll(what, expr string) {
 	if _, err := chromedp.Run(p.Ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		p.t.Fatalf("waiting for %s: %v\nconsole: %s", what, err, strings.Join(p.console.Snapshot(), "\n"))
 	}
+}
+
+// PollNavigating is Poll for a page that navigates while it waits (a
+// click on a link, a redirect, a refresh): an evaluation that fails
+// because the document went away is retried in the next one.
+func (p *Page) PollNavigating(what, expr string) {
+	p.t.Helper()
+	var last error
+	for p.Ctx.Err() == nil {
+		ok, err := chromedp.Run(p.Ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		last = err
+		select {
+		case <-p.Ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("waiting for %s: %v (last: %v)\nconsole: %s", what, p.Ctx.Err(), last, strings.Join(p.console.Snapshot(), "\n"))
 }
 
 // Eval evaluates a string-valued expression in the page.
@@ -104,6 +138,17 @@ func (p *Page) Do(actions ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(p.Ctx, actions...); err != nil {
 		p.t.Fatal(err)
 	}
+}
+
+// Cookies returns the cookies the browser holds for urls, HttpOnly ones
+// included (as the browser stores them, which page script cannot see).
+func (p *Page) Cookies(urls ...string) []*network.Cookie {
+	p.t.Helper()
+	res, err := chromedp.Call(p.Ctx, network.GetCookies, network.GetCookiesParams{URLs: urls})
+	if err != nil {
+		p.t.Fatalf("get cookies: %v", err)
+	}
+	return res.Cookies
 }
 
 // Close closes the tab and returns the console problems it collected.

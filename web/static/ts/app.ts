@@ -176,6 +176,7 @@ interface State {
   queueAnswerDraft: string;
   queueAnswerBusy: boolean;
   queueAnswerNotice: string;
+  authLost: boolean;
 }
 
 const initialState: State = {
@@ -188,6 +189,7 @@ const initialState: State = {
   transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "",
   queue: [], queueTask: "", queueEffort: "", queueBusy: false, queueNotice: "", queueEdit: null, queueExpanded: "",
   queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "",
+  authLost: false,
 };
 
 // ---- fixed copy ----
@@ -259,7 +261,12 @@ interface Reply<T> {
   body: T;
 }
 
-async function api<T>(path: string, init?: { method?: string; body?: unknown }): Promise<Reply<T>> {
+/**
+ * request calls the API. The server's access cookie (HttpOnly, set on the
+ * first visit of the printed URL) rides along on every same-origin request,
+ * so the client never sees, stores or sends the token itself.
+ */
+async function request<T>(path: string, init?: { method?: string; body?: unknown }): Promise<Reply<T>> {
   const opts: RequestInit = { method: init?.method ?? "GET", credentials: "same-origin", headers: {} };
   if (init?.body !== undefined) {
     opts.headers = { "Content-Type": "application/json" };
@@ -294,6 +301,16 @@ export function start(node: Element): void {
       return s;
     });
     return out;
+  };
+  // A 401 means this tab's access cookie is not (or no longer) this
+  // server's: Guildhall restarted, or the address was opened without the
+  // printed URL. Every later request would fail the same way, so say so once.
+  const api = async <T>(path: string, init?: { method?: string; body?: unknown }): Promise<Reply<T>> => {
+    const res = await request<T>(path, init);
+    if (res.status === 401 && !getState().authLost) {
+      send(Patch, { authLost: true });
+    }
+    return res;
   };
   // Fetch bookkeeping, not view state.
   let flowBusy = false;
@@ -827,7 +844,13 @@ export function start(node: Element): void {
   // ---- the event stream ----
 
   function connect(): void {
-    const es = new EventSource("/api/events");
+    const es = new EventSource("/api/events"); // same-origin: the cookie goes along
+    // A refused stream (401) closes for good; a request tells whether access was lost.
+    es.addEventListener("error", () => {
+      if (es.readyState === EventSource.CLOSED) {
+        void refreshHealth();
+      }
+    });
     es.addEventListener("hello", (ev) => {
       const hello = JSON.parse((ev as MessageEvent).data) as { runId: string };
       const s = getState();
@@ -939,6 +962,14 @@ export function start(node: Element): void {
     if (link instanceof HTMLLinkElement && link.getAttribute("href") !== href) {
       link.setAttribute("href", href);
     }
+  }
+
+  function authBanner(s: State): VNode | null {
+    if (!s.authLost) {
+      return null;
+    }
+    return h("div", { class: "auth-banner", role: "alert" },
+      "This page has lost its access to Guildhall. Open the URL that Guildhall printed when it started.");
   }
 
   function healthBanner(s: State): VNode | null {
@@ -1282,6 +1313,7 @@ export function start(node: Element): void {
     const r = new LabelResolver(s.config?.labels, s.tier);
     return h("div", { class: "app" }, [
       topBar(s),
+      authBanner(s),
       healthBanner(s),
       s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package discovery
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Discovery files need openat without following links, which this
+// platform's build does not provide; the console works without them.
+func publish(loc Location, name string, data []byte) error {
+	return fmt.Errorf("discovery: %w on this platform", errors.ErrUnsupported)
+}
+
+func remove(loc Location, name string, rec Record) error { return nil }
