@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"strings"
 
@@ -85,6 +87,11 @@ type Deployment struct {
 	// built-in defaults. The key rule reads it: a key goes only to an
 	// endpoint the operator chose.
 	SetBy map[string]string `json:"-"`
+	// Files are the deployment files layered, first to last, and Hash the
+	// SHA-256 over their names and contents ("" for built-in defaults): a
+	// run records it, and a resume warns when it changed.
+	Files []string `json:"-"`
+	Hash  string   `json:"-"`
 }
 
 // Origin is where the setting at path came from, "" for a built-in
@@ -116,6 +123,7 @@ func (d *Deployment) clone() *Deployment {
 		c.Executor.ProviderHealth.AutoResume = &v
 	}
 	c.Executor.PassEnv = append([]string(nil), d.Executor.PassEnv...)
+	c.Files = append([]string(nil), d.Files...)
 	c.SetBy = make(map[string]string, len(d.SetBy))
 	for k, v := range d.SetBy {
 		c.SetBy[k] = v
@@ -213,6 +221,10 @@ func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deploymen
 	d.Source = file
 	c.decodeInto(root, d, "deployment")
 	recordOrigins(d, root, "", file)
+	d.Files = append(d.Files, file)
+	sum := sha256.Sum256(data)
+	chain := sha256.Sum256([]byte(d.Hash + "\x00" + file + "\x00" + hex.EncodeToString(sum[:])))
+	d.Hash = "sha256:" + hex.EncodeToString(chain[:])
 	checkDeploymentValues(c, root, d)
 	if len(c.errs) > 0 {
 		sortErrors(c.errs)

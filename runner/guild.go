@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,7 +44,14 @@ func (r *Role) Grants(tool string) bool {
 // Guild is a loaded, validated guild: behaviour as data.
 type Guild struct {
 	// Source names where the guild came from, for messages.
-	Source        string
+	Source string
+	// Path is where it was loaded from, as run records keep it: an
+	// absolute folder, or "seed" for the embedded seed guild. The loader's
+	// caller sets it.
+	Path string
+	// Hash is the SHA-256 over every file the load read (names and
+	// contents): a run records it, and a resume warns when it changed.
+	Hash          string
 	EntryRole     string
 	Roles         map[string]*Role
 	Manifests     map[string]tools.Manifest
@@ -91,6 +100,8 @@ var deploymentKeys = []string{"model", "executor", "contextPolicy", "schemaVersi
 // tool manifests, with paths relative to the folder. source names the folder
 // in error messages. Every problem found is returned, each at file:line:col.
 func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
+	rec := &hashingFS{FS: fsys}
+	fsys = rec
 	file := path.Join(source, "guild.json")
 	data, err := fs.ReadFile(fsys, "guild.json")
 	if err != nil {
@@ -212,7 +223,40 @@ func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
 		sortErrors(c.errs)
 		return nil, c.errs
 	}
+	g.Hash = rec.sum()
 	return g, nil
+}
+
+// hashingFS records every file a guild load reads, so the guild's Hash
+// covers exactly what it was built from.
+type hashingFS struct {
+	fs.FS
+	files map[string][32]byte
+}
+
+func (h *hashingFS) ReadFile(name string) ([]byte, error) {
+	b, err := fs.ReadFile(h.FS, name)
+	if err == nil {
+		if h.files == nil {
+			h.files = map[string][32]byte{}
+		}
+		h.files[name] = sha256.Sum256(b)
+	}
+	return b, err
+}
+
+func (h *hashingFS) sum() string {
+	names := make([]string, 0, len(h.files))
+	for n := range h.files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	sum := sha256.New()
+	for _, n := range names {
+		f := h.files[n]
+		fmt.Fprintf(sum, "%s\x00%x\n", n, f[:])
+	}
+	return "sha256:" + hex.EncodeToString(sum.Sum(nil))
 }
 
 // readProblem says why a guild file could not be read: missing (paths are

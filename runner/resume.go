@@ -50,8 +50,11 @@ func loadCheckpoint(ws store.Workspace, id string, g *Guild) (*store.Meta, *Chec
 		return meta, nil, fmt.Errorf("run %s: state.json holds no roles", id)
 	}
 	for i, f := range cp.Stack {
-		if f == nil || g.Roles[f.Role] == nil {
-			return meta, nil, fmt.Errorf("run %s: checkpointed role %d is not in the guild", id, i)
+		if f == nil {
+			return meta, nil, fmt.Errorf("run %s: its checkpoint holds an empty role frame", id)
+		}
+		if g.Roles[f.Role] == nil {
+			return meta, nil, fmt.Errorf("run %s: its checkpoint has role %q (instance %s), which the guild %s does not have%s", id, f.Role, f.RoleID, g.Source, startedWith(meta))
 		}
 		if len(f.History) < 2 {
 			return meta, nil, fmt.Errorf("run %s: checkpointed role %s has no history", id, f.RoleID)
@@ -61,6 +64,17 @@ func loadCheckpoint(ws store.Workspace, id string, g *Guild) (*store.Meta, *Chec
 		}
 	}
 	return meta, &cp, nil
+}
+
+// startedWith names the guild a run was started with, for a message.
+func startedWith(m *store.Meta) string {
+	switch m.GuildPath {
+	case "":
+		return ""
+	case "seed":
+		return "; the run was started with the seed guild"
+	}
+	return "; the run was started with the guild " + m.GuildPath + " (pass --guild " + m.GuildPath + ")"
 }
 
 // Resumable reports whether run id can be resumed, and why not.
@@ -211,6 +225,10 @@ type Reconciliation struct {
 	Resumable string
 	// Interrupted lists runs marked interrupted, each with its reason.
 	Interrupted map[string]string
+	// OtherGuild lists unfinished runs started with another guild than the
+	// one reconciling (by run id, the guild's path): they are left alone,
+	// for `guildhall resume`, which loads the guild a run started with.
+	OtherGuild map[string]string
 }
 
 // Reconcile scans the runs folder: the newest resumable unfinished run is
@@ -218,7 +236,7 @@ type Reconciliation struct {
 // the reason, its other fields preserved. skip names runs to leave alone
 // (for example one this process is running).
 func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Reconciliation, error) {
-	rec := Reconciliation{Interrupted: map[string]string{}}
+	rec := Reconciliation{Interrupted: map[string]string{}, OtherGuild: map[string]string{}}
 	ids, err := ws.ListRunIDs()
 	if err != nil {
 		return rec, err
@@ -234,6 +252,10 @@ func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Rec
 			continue
 		}
 		if store.Terminal(meta.Status) {
+			continue
+		}
+		if meta.GuildPath != "" && g.Path != "" && meta.GuildPath != g.Path {
+			rec.OtherGuild[id] = meta.GuildPath
 			continue
 		}
 		reason := ""

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,9 @@ func Create(opts Options) (*Run, error) {
 		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
 		Status: store.StatusRunning, StartedAt: now, ContinuesFrom: opts.ContinuesFrom,
 		EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name, PID: os.Getpid(),
+		GuildPath: opts.Guild.Path, GuildHash: opts.Guild.Hash,
+		DeploymentFiles: opts.Deployment.Files, DeploymentHash: opts.Deployment.Hash,
+		Provider: opts.Deployment.Model.Provider, APIBase: withoutCredentials(opts.Deployment.Model.APIBase),
 	}
 	if err := r.open(); err != nil {
 		return nil, err
@@ -237,6 +241,17 @@ func Create(opts Options) (*Run, error) {
 	})
 	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
 	return r, nil
+}
+
+// withoutCredentials drops a URL's user information, which can hold a
+// password, before it is recorded.
+func withoutCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 func (r *Run) open() error {

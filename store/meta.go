@@ -73,6 +73,21 @@ type Meta struct {
 	GitBase       string      `json:"gitBase,omitempty"`
 	PID           int         `json:"pid,omitempty"`
 
+	// GuildPath is where the run's guild was loaded from (an absolute
+	// folder, or "seed"), as the original system records it too, and
+	// GuildHash what the guild's files held. A resume loads the same guild
+	// and warns when it changed.
+	GuildPath string `json:"guildPath,omitempty"`
+	GuildHash string `json:"guildHash,omitempty"`
+	// DeploymentFiles are the deployment files layered for the run, first
+	// to last, and DeploymentHash what they held.
+	DeploymentFiles []string `json:"deploymentFiles,omitempty"`
+	DeploymentHash  string   `json:"deploymentHash,omitempty"`
+	// Provider and APIBase are the wire format and endpoint the run used
+	// (APIBase without any credentials a URL may carry).
+	Provider string `json:"provider,omitempty"`
+	APIBase  string `json:"apiBase,omitempty"`
+
 	// Foreign is set by ReadMeta when the file is not sealed for this
 	// workspace by the operator's key (see Sealer): Guildhall did not write
 	// it, so it may be shown but never acted on.

@@ -37,6 +37,10 @@ type commonFlags struct {
 	trustWorkspace bool
 	// keys are the provider keys, read once at start.
 	keys keyring
+	// recordedGuild, set by resume, is the guild the run was started with
+	// (meta.json's guildPath): it replaces the usual choice, but not an
+	// explicit --guild.
+	recordedGuild string
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {
@@ -122,6 +126,19 @@ func guildFromDir(dir string) (*runner.Guild, error) {
 	if err != nil {
 		return nil, usageErr(err)
 	}
+	if g.Path, err = filepath.Abs(dir); err != nil {
+		return nil, usageErr(err)
+	}
+	return g, nil
+}
+
+// seedGuild loads the embedded seed guild.
+func seedGuild() (*runner.Guild, error) {
+	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	if err != nil {
+		return nil, &exitCodeError{code: exitError, err: err}
+	}
+	g.Path = "seed"
 	return g, nil
 }
 
@@ -222,15 +239,20 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 	cfg.notes = append(cfg.notes, cfg.trust.notes...)
 	applied := cfg.trust.state == trust.Trusted
 
+	if found.Guild != nil {
+		found.Guild.Path = filepath.Join(ws, "guild")
+	}
 	switch {
 	case c.guild != "":
 		cfg.guild, err = guildFromDir(c.guild)
+	case c.recordedGuild != "":
+		cfg.guild, err = c.guildOfRecord(ws, found, applied)
 	case applied && found.Guild != nil:
 		cfg.guild = found.Guild
 	case hasOpGuild:
 		cfg.guild, err = guildFromDir(opGuildDir)
 	default:
-		cfg.guild, err = runner.LoadGuild(seed.Guild(), "seed guild")
+		cfg.guild, err = seedGuild()
 	}
 	if err != nil {
 		return nil, err
@@ -239,11 +261,12 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 	d := opDep
 	switch {
 	case c.deployment != "":
-		data, rerr := os.ReadFile(c.deployment)
+		file, _ := filepath.Abs(c.deployment)
+		data, rerr := os.ReadFile(file)
 		if rerr != nil {
 			return nil, usageErr(&runner.ConfigError{File: c.deployment, Msg: "cannot read deployment file: " + rerr.Error()})
 		}
-		if d, err = runner.ParseDeploymentOnto(nil, c.deployment, data); err != nil {
+		if d, err = runner.ParseDeploymentOnto(nil, file, data); err != nil {
 			return nil, usageErr(err)
 		}
 		cfg.operatorBase = d.Model.APIBase
@@ -264,6 +287,22 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 	}
 	cfg.deployment = d
 	return cfg, nil
+}
+
+// guildOfRecord loads the guild a run recorded: the seed, the workspace's
+// own (only while trusted), or a folder of the operator's.
+func (c *commonFlags) guildOfRecord(ws string, found *trust.Found, applied bool) (*runner.Guild, error) {
+	p := c.recordedGuild
+	switch {
+	case p == "seed":
+		return seedGuild()
+	case p == filepath.Join(ws, "guild"):
+		if !applied || found.Guild == nil {
+			return nil, usageErr(fmt.Errorf("the run was started with the workspace's own guild/, which is not trusted now: trust it (guildhall trust) or pass --guild"))
+		}
+		return found.Guild, nil
+	}
+	return guildFromDir(p)
 }
 
 // override applies the environment and the flags over a deployment.

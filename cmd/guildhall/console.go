@@ -116,9 +116,12 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	// Reconcile the runs folder: the newest resumable run resumes under
 	// its id (when no new task was given), every other unfinished run is
 	// marked interrupted with the reason.
-	if rec, err := sess.Reconcile(); err != nil {
+	rec, err := sess.Reconcile()
+	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(err.Error()))
-	} else if rec.Resumable != "" {
+	}
+	noteOtherGuilds(cmd.ErrOrStderr(), rec)
+	if rec.Resumable != "" {
 		if task == "" {
 			if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))

@@ -69,10 +69,10 @@ func demoSetup(df *demoFlags, keys keyring) (*setup, func(), error) {
 		cleanup()
 		return nil, nil, &exitCodeError{code: exitError, err: err}
 	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	g, err := seedGuild()
 	if err != nil {
 		cleanup()
-		return nil, nil, &exitCodeError{code: exitError, err: err}
+		return nil, nil, err
 	}
 	script, err := provider.ParseScript(seed.DemoScript())
 	if err != nil {

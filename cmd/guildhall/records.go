@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/trust"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -173,16 +177,79 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 			}
 			ctx, stop := signalContext()
 			defer stop()
+			ws, err := common.records()
+			if err != nil {
+				return err
+			}
+			m, err := ws.ReadMeta(args[0])
+			if err != nil {
+				return &exitCodeError{code: exitError, err: err}
+			}
+			if m.Foreign {
+				return &exitCodeError{code: exitError, err: &runner.ForeignRunError{RunID: m.RunID, Record: store.MetaFile}}
+			}
+			common.recordedGuild = m.GuildPath
+			if common.deployment == "" {
+				common.deployment = explicitDeployment(m)
+			}
 			s, err := common.load(ctx)
 			if err != nil {
 				return err
 			}
+			s.notes = append(s.notes, setupDrift(m, s)...)
 			return headlessResume(ctx, cmd, common, rf, s, args[0])
 		},
 	}
 	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")
 	cmd.Flags().BoolVar(&rf.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
 	return cmd
+}
+
+// explicitDeployment is the deployment file a run was started with by
+// --deployment, "" when its deployment came from the usual layers (the
+// operator's deployment.json, the workspace's own, the defaults), which a
+// resume resolves again. Only an explicit file is a single absolute layer
+// outside the operator's folder.
+func explicitDeployment(m *store.Meta) string {
+	if len(m.DeploymentFiles) != 1 || !filepath.IsAbs(m.DeploymentFiles[0]) {
+		return ""
+	}
+	f := m.DeploymentFiles[0]
+	if op, err := trust.Operator(); err == nil && f == filepath.Join(op.Config, "deployment.json") {
+		return ""
+	}
+	if _, err := os.Stat(f); err != nil {
+		return ""
+	}
+	return f
+}
+
+// setupDrift says how a resume's setup differs from the one the run
+// started with: a guild or deployment whose files changed, another model
+// endpoint. The run resumes regardless; the operator should know.
+func setupDrift(m *store.Meta, s *setup) []string {
+	var notes []string
+	if m.GuildHash != "" && s.guild.Hash != m.GuildHash {
+		notes = append(notes, fmt.Sprintf("the guild %s changed since run %s started; resuming with its current files", s.guild.Source, m.RunID))
+	}
+	if m.DeploymentHash != s.deployment.Hash && (m.DeploymentHash != "" || len(m.DeploymentFiles) > 0) {
+		notes = append(notes, fmt.Sprintf("the deployment changed since run %s started (then %s, now %s)", m.RunID, filesText(m.DeploymentFiles), filesText(s.deployment.Files)))
+	}
+	d := s.deployment.Model
+	if m.APIBase != "" && (m.Provider != d.Provider || m.APIBase != d.APIBase) {
+		notes = append(notes, fmt.Sprintf("run %s used the %s endpoint %s; this resume uses %s %s (pass --provider and --base-url to use the same)", m.RunID, m.Provider, m.APIBase, d.Provider, d.APIBase))
+	}
+	if m.Model != "" && d.Name != "" && m.Model != d.Name {
+		notes = append(notes, fmt.Sprintf("run %s used model %s; this resume uses %s (pass --model %s to use the same)", m.RunID, m.Model, d.Name, m.Model))
+	}
+	return notes
+}
+
+func filesText(files []string) string {
+	if len(files) == 0 {
+		return "the built-in defaults"
+	}
+	return strings.Join(files, " + ")
 }
 
 func newCheckCmd(common *commonFlags) *cobra.Command {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -91,8 +92,11 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return err
 	}
 	defer sess.Close()
-	if rec, err := sess.Reconcile(); err == nil && rec.Resumable != "" && !rf.json {
-		fmt.Fprintf(errOut, "note: run %s stopped before finishing; continue it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
+	if rec, err := sess.Reconcile(); err == nil && !rf.json {
+		noteOtherGuilds(errOut, rec)
+		if rec.Resumable != "" {
+			fmt.Fprintf(errOut, "note: run %s stopped before finishing; continue it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
+		}
 	}
 	return followRun(ctx, cmd, common, rf, sess, s, func(ctx context.Context) error {
 		_, err := sess.Submit(ctx, runner.Submission{Task: task, Effort: effort, LogLevel: common.logLevel, ContinuesFrom: common.continues})
@@ -105,6 +109,11 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 
 // headlessResume resumes a run from its checkpoint and prints it.
 func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, s *setup, id string) error {
+	if !rf.json {
+		for _, n := range s.notes {
+			fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(n))
+		}
+	}
 	sess, err := openSession(s, rf.noInput)
 	if err != nil {
 		return err
@@ -116,6 +125,20 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags
 		}
 		return nil
 	})
+}
+
+// noteOtherGuilds tells the operator about unfinished runs of another
+// guild, which this session leaves alone.
+func noteOtherGuilds(errOut io.Writer, rec runner.Reconciliation) {
+	ids := make([]string, 0, len(rec.OtherGuild))
+	for id := range rec.OtherGuild {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(errOut, "note: run %s stopped before finishing; it was started with the guild %s, so resume it with `guildhall resume %s`\n",
+			id, render.SanitizeLine(rec.OtherGuild[id]), id)
+	}
 }
 
 // sessionConfig is the session a setup opens.

@@ -31,9 +31,12 @@ the browser. On start the newest resumable run resumes.`,
 				return err
 			}
 			defer sess.Close()
-			if rec, err := sess.Reconcile(); err == nil && rec.Resumable != "" {
-				if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
+			if rec, err := sess.Reconcile(); err == nil {
+				noteOtherGuilds(cmd.ErrOrStderr(), rec)
+				if rec.Resumable != "" {
+					if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
+						fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
+					}
 				}
 			}
 			sched, err := startScheduler(ctx, sess, cmd.ErrOrStderr())
