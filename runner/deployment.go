@@ -71,11 +71,36 @@ type ContextPolicy struct {
 	MaxToolOutputChars int `json:"maxToolOutputChars,omitempty"`
 }
 
+// --- Egress (webtools; the sandbox work owns the full sandbox section) ---
+
+// SandboxConfig is deployment.json's sandbox section. Only its network
+// policy is read here.
+type SandboxConfig struct {
+	// Network is "off" (the default: nothing is reached) or "allowlist".
+	Network string `json:"network,omitempty"`
+	// Allow is the allowlist (tools/egress patterns) when Network is
+	// "allowlist".
+	Allow []string `json:"allow,omitempty"`
+}
+
+// WebSearchSection is deployment.json's webSearch section: where
+// web_search sends queries. Kagi's key comes from the environment.
+type WebSearchSection struct {
+	// Provider is "searxng" or "kagi"; empty leaves web_search unavailable.
+	Provider string `json:"provider,omitempty"`
+	// Endpoint is the SearXNG instance's base URL (not used for Kagi).
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// --- end egress ---
+
 // Deployment holds the knobs set once per machine.
 type Deployment struct {
-	Model         ModelConfig    `json:"model"`
-	Executor      ExecutorConfig `json:"executor"`
-	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	Model         ModelConfig      `json:"model"`
+	Executor      ExecutorConfig   `json:"executor"`
+	ContextPolicy ContextPolicy    `json:"contextPolicy"`
+	Sandbox       SandboxConfig    `json:"sandbox"`
+	WebSearch     WebSearchSection `json:"webSearch"`
 	// Source names the file it came from ("built-in defaults" otherwise).
 	Source string `json:"-"`
 }
@@ -122,6 +147,8 @@ var deploymentShape = shape{
 		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
+	"sandbox":       shape{"network": nil, "allow": nil},
+	"webSearch":     shape{"provider": nil, "endpoint": nil},
 }
 
 // secretKeyNames are keys that would put a credential in a file.
@@ -228,6 +255,8 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.ContextPolicy.MaxToolOutputChars < 1 {
 		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
 	}
+	checkSandboxNetwork(c, root, d)
+	checkWebSearch(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one

@@ -161,6 +161,9 @@ func (t fetchURL) get(ctx context.Context, env *Env, u *url.URL, timeout time.Du
 		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 			return fmt.Errorf("a redirect to a %s: URL, which fetch_url does not follow", req.URL.Scheme)
 		}
+		if _, res := parseFetchURL(req.URL.String()); res != nil {
+			return fmt.Errorf("a redirect to a URL fetch_url does not follow: %s", res.Message)
+		}
 		host, port := hostPort(req.URL)
 		dec := env.Egress.Decide(host, port, "fetch_url")
 		dec.Reason = strings.TrimPrefix(dec.Reason+" (redirect from "+via[len(via)-1].URL.Host+")", " ")
