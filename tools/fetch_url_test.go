@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -612,4 +614,36 @@ func BenchmarkFetchURLHostilePage(b *testing.B) {
 			b.Fatal(r.Message)
 		}
 	}
+}
+
+func TestFetchURLOverTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "secure %s", r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	srv.StartTLS()
+	defer srv.Close()
+	n := newWebNet(t, nil)
+	tool := fetchURL{dial: n.dial, tls: srv.Client().Transport.(*http.Transport).TLSClientConfig}
+	env := newWebEnv(t, hostOfURL(srv.URL))
+	b, _ := json.Marshal(map[string]string{"url": srv.URL + "/"})
+	got := docText(t, text(t, tool.Call(context.Background(), env.Env, b)))
+	if got != "secure HTTP/2.0" {
+		t.Fatalf("text %q, want the page over HTTP/2", got)
+	}
+	if len(n.dials) != 1 {
+		t.Fatalf("dials %v: the TLS connection must go through the egress dialer", n.dials)
+	}
+	// Without the test CA, the certificate is refused, not skipped.
+	res := newWebNet(t, nil).fetch(env, srv.URL+"/")
+	if res.Kind != KindUnavailable || !strings.Contains(res.Message, "certificate") {
+		t.Fatalf("untrusted certificate: %s %s", res.Kind, res.Message)
+	}
+}
+
+func hostOfURL(s string) string {
+	u, _ := url.Parse(s)
+	return u.Host
 }
