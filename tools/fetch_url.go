@@ -166,7 +166,12 @@ func (t fetchURL) get(ctx context.Context, env *Env, u *url.URL, timeout time.Du
 		}
 		host, port := hostPort(req.URL)
 		dec := env.Egress.Decide(host, port, "fetch_url")
-		dec.Reason = strings.TrimPrefix(dec.Reason+" (redirect from "+via[len(via)-1].URL.Host+")", " ")
+		hop := "redirect from " + via[len(via)-1].URL.Host
+		if dec.Reason == "" {
+			dec.Reason = hop
+		} else {
+			dec.Reason += " (" + hop + ")"
+		}
 		env.egress(dec)
 		if !dec.Allowed {
 			return &egress.RefusedError{Decision: dec}

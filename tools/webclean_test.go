@@ -81,6 +81,15 @@ func TestExtractHTML(t *testing.T) {
 		{"an unclosed script hides the rest", "<p>a</p><script>var x = 'SCRIPT-BODY'; <p>b</p>", "a"},
 		{"an unclosed hidden element hides the rest", "<p>a</p><div hidden><div>inner</div> still hidden", "a"},
 		{"nested same-name elements inside a skip", "<div hidden><div>x</div>y</div><p>after</p>", "after"},
+		{"a self-closed script still opens one", "<script/>alert('SCRIPT-BODY')</script><p>ok</p>", "ok"},
+		{"a self-closed style, iframe, noscript or hidden div too", "<style/>X</style><iframe/>X</iframe><noscript/>X</noscript><div hidden/>X</div><p>ok</p>", "ok"},
+		{"a self-closed svg is closed", "<svg/><p>ok</p>", "ok"},
+		{"upper-case and spaced end tags close a script", "<SCRIPT>X</SCRIPT ><p>ok</p><script>X</scriptx>Y</script>", "ok"},
+		{"a comment hides a script tag", "<!--<script>-->shown<!-- </script> -->", "shown"},
+		{"a head left open does not hide the body", "<html><head><title>t</title><meta charset=utf-8><script>X</script><body><p>body text</p>", "body text"},
+		{"a hidden list item ends at the next one", "<ul><li hidden>SECRET<li>one<li aria-hidden=true>SECRET<li>two</ul><p>after</p>", "- one\n- two\n\nafter"},
+		{"a hidden paragraph ends at the next block", "<p hidden>SECRET<p>shown<div>also</div>", "shown\nalso"},
+		{"a hidden row or cell ends at the next", "<table><tr hidden><td>SECRET<tr><td>a<td hidden>SECRET<td>b</table>", "a | b"},
 		{"deeper than the tree parser allows", strings.Repeat("<div>", 600) + "<script>DEEP-SCRIPT</script>deep", "deep"},
 	}
 	for _, c := range cases {
@@ -110,4 +119,16 @@ func BenchmarkExtractHTML(b *testing.B) {
 	for b.Loop() {
 		extractHTML(page, base)
 	}
+}
+
+func FuzzExtractHTML(f *testing.F) {
+	for _, s := range []string{"<p>a<script>x</script>", "<li hidden>x<li>y", "<a href='javascript:x'>t</a>", "<pre>\x1b[2J</pre>", "<title>\x1b]0;x", "<svg/><p>&#27;[H"} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("https://docs.example/")
+	f.Fuzz(func(t *testing.T, doc string) {
+		out := extractHTML(doc, base)
+		assertInert(t, cleanWebText(out.Text))
+		assertInert(t, out.Title)
+	})
 }

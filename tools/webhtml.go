@@ -57,12 +57,15 @@ func declaresCharset(data []byte) bool {
 }
 
 // droppedElements are never read: code, styling, embedded documents and
-// media, and the head (the title is taken separately). Their content is
-// removed, not unwrapped, so a script body never becomes text.
+// media. Their content is removed, not unwrapped, so a script body never
+// becomes text. (The head is not skipped as a whole: its end tag is
+// optional, and many pages leave it out. What it holds is handled one by
+// one: the title is taken separately, scripts and styles are dropped, and
+// meta, link and base are void.)
 var droppedElements = map[atom.Atom]bool{
 	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
 	atom.Iframe: true, atom.Frame: true, atom.Frameset: true, atom.Svg: true, atom.Math: true,
-	atom.Head: true, atom.Object: true, atom.Embed: true, atom.Applet: true,
+	atom.Object: true, atom.Embed: true, atom.Applet: true,
 	atom.Canvas: true, atom.Audio: true, atom.Video: true, atom.Select: true,
 	atom.Datalist: true, atom.Dialog: true,
 }
@@ -114,13 +117,22 @@ func extractHTML(doc string, base *url.URL) htmlText {
 			break // io.EOF: a strings.Reader has no other error
 		}
 		tok := z.Token()
+		if tt == html.SelfClosingTagToken && !voidElements[tok.DataAtom] && !foreignElements[tok.DataAtom] {
+			// HTML ignores "/>" on an ordinary element: <script/> opens a
+			// script, and what follows is its body.
+			tt = html.StartTagToken
+		}
 		if tok.DataAtom == atom.Title && tt == html.StartTagToken {
 			w.readTitle(z)
 			continue
 		}
 		if skip != nil {
-			skip = skip.next(tt, tok)
-			continue
+			var closed bool
+			if skip, closed = skip.next(tt, tok); !closed {
+				continue
+			}
+			// An element whose end tag may be left out was closed by
+			// this token, which is then read as usual.
 		}
 		switch tt {
 		case html.TextToken:
@@ -128,7 +140,7 @@ func extractHTML(doc string, base *url.URL) htmlText {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			if droppedElements[tok.DataAtom] || hiddenElement(tok) {
 				if tt == html.StartTagToken && !voidElements[tok.DataAtom] {
-					skip = &skipState{tag: tok.Data, depth: 1}
+					skip = newSkip(tok)
 				}
 				continue
 			}
@@ -146,12 +158,23 @@ func extractHTML(doc string, base *url.URL) htmlText {
 // skipState skips an element's content up to its matching end tag.
 type skipState struct {
 	tag   string
+	atom  atom.Atom
 	depth int
 }
 
-func (s *skipState) next(tt html.TokenType, tok html.Token) *skipState {
+func newSkip(tok html.Token) *skipState {
+	return &skipState{tag: tok.Data, atom: tok.DataAtom, depth: 1}
+}
+
+// next consumes one token while skipping. It returns nil when the skip is
+// over, and closed when tok ended it by implying the element's end (a new
+// <li> ends a hidden <li>): that token must then be read as usual.
+func (s *skipState) next(tt html.TokenType, tok html.Token) (*skipState, bool) {
+	if s.depth == 1 && impliesEnd(s.atom, tt, tok.DataAtom) {
+		return nil, true
+	}
 	if tok.Data != s.tag {
-		return s
+		return s, false
 	}
 	switch tt {
 	case html.StartTagToken:
@@ -160,10 +183,39 @@ func (s *skipState) next(tt html.TokenType, tok html.Token) *skipState {
 		s.depth--
 	}
 	if s.depth == 0 {
-		return nil
+		return nil, false
 	}
-	return s
+	return s, false
 }
+
+// impliesEnd reports whether a token closes an open element whose end tag
+// HTML lets a page leave out (p, li, dt, dd, tr, td, th), as a browser
+// would. Without it, one hidden <li> would hide the rest of the page.
+func impliesEnd(open atom.Atom, tt html.TokenType, a atom.Atom) bool {
+	start, end := tt == html.StartTagToken, tt == html.EndTagToken
+	switch open {
+	case atom.P:
+		block := paragraphElements[a] || lineElements[a]
+		return (start && block) || (end && block && a != atom.P)
+	case atom.Li:
+		return (start && a == atom.Li) || (end && (a == atom.Ul || a == atom.Ol))
+	case atom.Dt, atom.Dd:
+		return (start && (a == atom.Dt || a == atom.Dd)) || (end && a == atom.Dl)
+	case atom.Tr:
+		return (start && a == atom.Tr) || (end && tableSection(a))
+	case atom.Td, atom.Th:
+		return (start && (a == atom.Td || a == atom.Th || a == atom.Tr)) || (end && (a == atom.Tr || tableSection(a)))
+	}
+	return false
+}
+
+func tableSection(a atom.Atom) bool {
+	return a == atom.Table || a == atom.Tbody || a == atom.Thead || a == atom.Tfoot
+}
+
+// foreignElements are SVG and MathML roots, where "/>" does close the
+// element.
+var foreignElements = map[atom.Atom]bool{atom.Svg: true, atom.Math: true}
 
 // voidElements have no content and no end tag.
 var voidElements = map[atom.Atom]bool{
