@@ -73,11 +73,36 @@ type ContextPolicy struct {
 	MaxToolOutputChars int `json:"maxToolOutputChars,omitempty"`
 }
 
+// --- Egress (webtools; the sandbox work owns the full sandbox section) ---
+
+// SandboxConfig is deployment.json's sandbox section. Only its network
+// policy is read here.
+type SandboxConfig struct {
+	// Network is "off" (the default: nothing is reached) or "allowlist".
+	Network string `json:"network,omitempty"`
+	// Allow is the allowlist (tools/egress patterns) when Network is
+	// "allowlist".
+	Allow []string `json:"allow,omitempty"`
+}
+
+// WebSearchSection is deployment.json's webSearch section: where
+// web_search sends queries. Kagi's key comes from the environment.
+type WebSearchSection struct {
+	// Provider is "searxng" or "kagi"; empty leaves web_search unavailable.
+	Provider string `json:"provider,omitempty"`
+	// Endpoint is the SearXNG instance's base URL (not used for Kagi).
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// --- end egress ---
+
 // Deployment holds the knobs set once per machine.
 type Deployment struct {
-	Model         ModelConfig    `json:"model"`
-	Executor      ExecutorConfig `json:"executor"`
-	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	Model         ModelConfig      `json:"model"`
+	Executor      ExecutorConfig   `json:"executor"`
+	ContextPolicy ContextPolicy    `json:"contextPolicy"`
+	Sandbox       SandboxConfig    `json:"sandbox"`
+	WebSearch     WebSearchSection `json:"webSearch"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -131,13 +156,16 @@ func (d *Deployment) clone() *Deployment {
 	return &c
 }
 
+// defaultSource is the Source of the built-in defaults.
+const defaultSource = "built-in defaults"
+
 // DefaultDeployment is what Guildhall uses without a deployment.json. The
 // handler roles are those of the seed guild; they are dropped by
 // FitToGuild when a guild does not have them.
 func DefaultDeployment() *Deployment {
 	temp := 0.2
 	return &Deployment{
-		Source: "built-in defaults",
+		Source: defaultSource,
 		Model: ModelConfig{
 			Name:          "",
 			APIBase:       "http://127.0.0.1:8080/v1",
@@ -173,6 +201,8 @@ var deploymentShape = shape{
 		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
+	"sandbox":       shape{"network": nil, "allow": nil},
+	"webSearch":     shape{"provider": nil, "endpoint": nil},
 }
 
 // secretKeyNames are keys that would put a credential in a file.
@@ -194,9 +224,9 @@ func ParseDeployment(file string, data []byte) (*Deployment, error) {
 }
 
 // ParseDeploymentOnto validates deployment JSON read from file and applies
-// it over base, a deployment already layered from other files (nil for the
-// built-in defaults): what file sets wins, what it omits keeps base's
-// value. base is not changed.
+// it over base, a deployment already layered from other files (nil, or an
+// untouched DefaultDeployment, for the built-in defaults): what file sets
+// wins, what it omits keeps base's value. base is not changed.
 func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deployment, error) {
 	root, err := parsePositioned(file, data)
 	if err != nil {
@@ -208,7 +238,7 @@ func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deploymen
 		c.checkShape(root, deploymentShape, "deployment")
 	}
 	var d *Deployment
-	if base == nil {
+	if base == nil || base.Source == defaultSource {
 		d = DefaultDeployment()
 		// Handler roles and the loop-check cadence are opt-in in a file,
 		// as in the original: absent means off.
@@ -315,6 +345,8 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.ContextPolicy.MaxToolOutputChars < 1 {
 		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
 	}
+	checkSandboxNetwork(c, root, d)
+	checkWebSearch(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one

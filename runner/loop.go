@@ -353,6 +353,10 @@ func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *to
 	env := &tools.Env{
 		Workspace: r.wsTool, RunID: r.id, RunsDir: r.ws.Runs(), Role: f.Role, RoleID: f.RoleID,
 		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv,
+		Egress: r.opts.Deployment.EgressPolicy(), OnEgress: r.egressReporter(f),
+	}
+	if r.opts.WebSearch != nil {
+		env.WebSearch = *r.opts.WebSearch
 	}
 	if !r.opts.NoInput {
 		env.Asker = &asker{r: r, f: f, assistantText: assistantText}

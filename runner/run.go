@@ -86,6 +86,9 @@ type Options struct {
 	Park bool
 	// Now is the clock (tests pin it).
 	Now func() time.Time
+	// WebSearch is web_search's endpoint and key; nil means resolved from
+	// the deployment and the environment when the run starts.
+	WebSearch *tools.WebSearchConfig
 }
 
 // Outcome is how a run ended.
@@ -179,6 +182,10 @@ func (o *Options) defaults() error {
 	}
 	if o.Health == nil {
 		o.Health = NewHealth()
+	}
+	if o.WebSearch == nil {
+		ws := webSearchConfig(o.Deployment, os.Getenv, secretsDir)
+		o.WebSearch = &ws
 	}
 	return nil
 }

@@ -31,11 +31,14 @@ type SessionConfig struct {
 	Redactor *store.Redactor
 	// WorkspaceConfig is the trust decision each run records.
 	WorkspaceConfig *event.WorkspaceConfig
-	Guild           *Guild
-	Deployment      *Deployment
-	Provider        provider.Provider
-	Tools           tools.Registry
-	NoInput         bool
+	// WebSearch is web_search's endpoint and key (nil: read from the
+	// deployment and the environment at each run's start).
+	WebSearch  *tools.WebSearchConfig
+	Guild      *Guild
+	Deployment *Deployment
+	Provider   provider.Provider
+	Tools      tools.Registry
+	NoInput    bool
 }
 
 // Submission is a task submitted to a session.
@@ -120,7 +123,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		logLevel = s.ws.ReadSettings().LogLevel
 	}
 	r, err := Create(Options{
-		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WorkspaceConfig: s.cfg.WorkspaceConfig,
+		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WorkspaceConfig: s.cfg.WorkspaceConfig, WebSearch: s.cfg.WebSearch,
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
@@ -151,7 +154,8 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		return ErrRunInProgress
 	}
 	r, err := Resume(Options{
-		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
+		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WebSearch: s.cfg.WebSearch,
+		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
 	}, id)
 	if err != nil {

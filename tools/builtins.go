@@ -12,6 +12,7 @@ func builtinList() []Tool {
 		writePlan{}, readPlan{}, readRunLog{}, searchRunLog{},
 		gitInit{}, gitCommit{}, gitBranch{}, gitSetBase{},
 		gitChangesSinceBase{}, gitUncommittedChanges{},
+		fetchURL{}, webSearch{},
 	}
 }
 

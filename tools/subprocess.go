@@ -270,10 +270,11 @@ func PassesEnv(name string, pass []string) bool {
 }
 
 // NeverPassEnv reports the variables no configuration may pass to a tool:
-// GUILDHALL_* and the provider keys.
+// GUILDHALL_*, the provider keys and the web search key.
 func NeverPassEnv(name string) bool {
 	n := strings.ToUpper(name)
-	return strings.HasPrefix(n, "GUILDHALL_") || n == "OPENAI_API_KEY" || n == "ANTHROPIC_API_KEY"
+	return strings.HasPrefix(n, "GUILDHALL_") || n == "OPENAI_API_KEY" || n == "ANTHROPIC_API_KEY" ||
+		n == "KAGI_API_KEY" || n == "ORCHESTRATOR_KAGI_API_KEY"
 }
 
 func envListed(name string, list []string) bool {

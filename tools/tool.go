@@ -15,6 +15,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/egress"
 )
 
 // Tool is one callable tool.
@@ -111,4 +113,14 @@ type Env struct {
 	PassEnv []string
 	Asker   Asker
 	Meta    RunMeta
+
+	// Egress is the hosts the web tools may reach (the deployment's
+	// sandbox.allow); the zero Policy allows nothing.
+	Egress egress.Policy
+	// OnEgress is told of every egress attempt and its decision; nil is
+	// allowed.
+	OnEgress func(egress.Decision)
+	// WebSearch is web_search's endpoint; the zero value leaves it
+	// unavailable.
+	WebSearch WebSearchConfig
 }

@@ -71,6 +71,18 @@ type setup struct {
 	records store.Workspace
 	// trust is what was decided about the workspace's own configuration.
 	trust trustState
+	// kagiKey is web_search's Kagi key, read at start with the others.
+	kagiKey string
+}
+
+// webSearch is web_search's configuration: the deployment's section and
+// the key held since start (the environment no longer has it).
+func (s *setup) webSearch() *tools.WebSearchConfig {
+	cfg := tools.WebSearchConfig{Provider: s.deployment.WebSearch.Provider, Endpoint: s.deployment.WebSearch.Endpoint}
+	if cfg.Provider == "kagi" {
+		cfg.Key = s.kagiKey
+	}
+	return &cfg
 }
 
 func (c *commonFlags) workspaceDir() (string, error) {
@@ -446,5 +458,5 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		return nil, err
 	}
 	return &setup{workspace: cfg.workspace, guild: cfg.guild, deployment: cfg.deployment, provider: p,
-		notes: append(notes, pnotes...), records: records, trust: cfg.trust}, nil
+		notes: append(notes, pnotes...), records: records, trust: cfg.trust, kagiKey: c.keys.kagi()}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
 )
 
 // keyNames are the environment variables (and /run/secrets files, lower
@@ -16,7 +17,7 @@ var keyNames = map[string][]string{
 }
 
 // secretEnv lists every variable whose value Guildhall holds as a secret.
-var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GUILDHALL_API_KEY", "KAGI_API_KEY"}
+var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GUILDHALL_API_KEY", "ORCHESTRATOR_KAGI_API_KEY", "KAGI_API_KEY"}
 
 // keyring holds the provider keys, read once at start. It is handed to
 // providers and to the redactor, and nowhere else.
@@ -45,6 +46,17 @@ func (k keyring) forProvider(provider string) string {
 		names = keyNames["anthropic"]
 	}
 	for _, n := range names {
+		if v := k[n]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// kagi is web_search's Kagi key ("" for none), in the order the original
+// reads it.
+func (k keyring) kagi() string {
+	for _, n := range tools.KagiKeyEnv() {
 		if v := k[n]; v != "" {
 			return v
 		}

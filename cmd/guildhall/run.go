@@ -145,7 +145,7 @@ func noteOtherGuilds(errOut io.Writer, rec runner.Reconciliation) {
 func (s *setup) sessionConfig(noInput bool) runner.SessionConfig {
 	return runner.SessionConfig{
 		Workspace: s.workspace, Sealer: s.records.Seal, Redactor: s.records.Redact, WorkspaceConfig: s.trust.info(),
-		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput,
+		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput, WebSearch: s.webSearch(),
 	}
 }
 
