@@ -90,6 +90,9 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return err
 	}
 	defer sess.Close()
+	if !rf.json {
+		printSessionNotes(errOut, sess)
+	}
 	if rec, err := sess.Reconcile(); err == nil && rec.Resumable != "" && !rf.json {
 		fmt.Fprintf(errOut, "note: run %s stopped before finishing; continue it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
 	}
@@ -109,6 +112,9 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags
 		return err
 	}
 	defer sess.Close()
+	if !rf.json {
+		printSessionNotes(cmd.ErrOrStderr(), sess)
+	}
 	return followRun(ctx, cmd, common, rf, sess, s, func(ctx context.Context) error {
 		if err := sess.ResumeCheckpoint(ctx, id); err != nil {
 			return &exitCodeError{code: exitError, err: err}
@@ -125,6 +131,14 @@ func openSession(s *setup, noInput bool) (*runner.Session, error) {
 		return nil, &exitCodeError{code: exitError, err: err}
 	}
 	return sess, nil
+}
+
+// printSessionNotes prints what the session noticed when it opened (a git
+// exclude entry it did not write, and why), one sanitised line each.
+func printSessionNotes(w io.Writer, sess *runner.Session) {
+	for _, n := range sess.Notes() {
+		fmt.Fprintln(w, "note:", render.SanitizeLine(n))
+	}
 }
 
 // serveWeb starts the browser companion on the session when --web is set

@@ -31,6 +31,7 @@ the browser. On start the newest resumable run resumes.`,
 				return err
 			}
 			defer sess.Close()
+			printSessionNotes(cmd.ErrOrStderr(), sess)
 			if rec, err := sess.Reconcile(); err == nil && rec.Resumable != "" {
 				if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
