@@ -581,10 +581,10 @@ func TestGitRefusesLinksOutOfTheGitDirectory(t *testing.T) {
 	}
 }
 
-// TestGitStaysInTheWorkspace: repositories that point git at other places
-// without a link: core.worktree naming a folder outside (the tools pin the
-// work tree, so they work on the workspace and never list or commit the
-// outside files), a clone sharing the outside repository's objects (its
+// TestGitStaysInTheWorkspace: repositories that point git at other places:
+// core.worktree naming a folder outside (the tools pin the work tree, so
+// they work on the workspace and never list or commit the outside files),
+// hooks linked outside (never consulted, never written), a clone sharing the outside repository's objects (its
 // HEAD's content is outside: refused), and a partial clone whose lazy fetch
 // would start an ext:: helper or a configured upload-pack (every transport
 // is off: the fetch fails, nothing runs).
@@ -601,6 +601,24 @@ func TestGitStaysInTheWorkspace(t *testing.T) {
 		if got := plainGit(t, tr.ws, "--work-tree=.", "ls-files"); strings.Contains(got, "secret") || !strings.Contains(got, "new.txt") {
 			t.Errorf("the commit holds %q, want the workspace's files", got)
 		}
+	})
+	t.Run("hooks linked out", func(t *testing.T) {
+		// The hooks folder, and a hook in it, lead outside; git never looks
+		// there, and reinitialising copies no sample hook into it.
+		tr := newGitTrap(t)
+		tr.wsRepo("")
+		hooks := filepath.Join(tr.outside, "hooks")
+		for _, hook := range []string{"pre-commit", "post-commit", "reference-transaction", "post-index-change"} {
+			tr.write(filepath.Join(hooks, hook), "#!/bin/sh\necho "+hook+" >> "+tr.marker+"\n", 0o755)
+		}
+		if err := os.RemoveAll(filepath.Join(tr.ws, ".git", "hooks")); err != nil {
+			t.Fatal(err)
+		}
+		tr.symlink(hooks, filepath.Join(tr.ws, ".git", "hooks"))
+		tr.snapshot()
+		results := tr.runGitSteps()
+		gitWant{ok: true}.check(t, results)
+		tr.assertSafe(results)
 	})
 	t.Run("shared clone of the outside repository", func(t *testing.T) {
 		tr := newGitTrap(t)

@@ -39,8 +39,14 @@ const gitAlternatesMax = 64 << 10
 // Sockets are allowed: they cannot be opened, and the fsmonitor daemon keeps
 // one there. The walk does not follow links while listing; each link is
 // resolved on its own.
+//
+// The common directory's hooks/ is not walked: with core.hooksPath pinned to
+// /dev/null (gitHardening) git never looks there, and an existing repository
+// is reinitialised with --template= (gitInitRepo), so nothing is copied into
+// it. Hooks linked to shared scripts elsewhere are common and harmless here.
 func checkGitTree(ctx context.Context, l store.GitLayout) error {
-	w := &gitTreeWalk{ctx: ctx, ws: l.Workspace, objects: filepath.Join(l.CommonDir, "objects"), seen: map[string]bool{}}
+	w := &gitTreeWalk{ctx: ctx, ws: l.Workspace, objects: filepath.Join(l.CommonDir, "objects"),
+		hooks: filepath.Join(l.CommonDir, "hooks"), seen: map[string]bool{}}
 	w.push(l.CommonDir)
 	w.push(l.GitDir)
 	for len(w.stack) > 0 {
@@ -57,6 +63,7 @@ type gitTreeWalk struct {
 	ctx     context.Context
 	ws      string
 	objects string
+	hooks   string // not walked (see checkGitTree)
 	seen    map[string]bool
 	stack   []string
 	entries int
@@ -109,6 +116,8 @@ func (w *gitTreeWalk) entry(p string, typ fs.FileMode) error {
 		return refusal("the git directory holds more than %d entries, too many to check (`git gc` packs loose objects)", gitTreeMaxEntries)
 	}
 	switch {
+	case p == w.hooks:
+		return nil
 	case typ.IsDir():
 		w.push(p)
 		return nil
