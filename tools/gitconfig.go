@@ -224,7 +224,7 @@ func (r *gitRepo) checkOrigin(origin string) error {
 	}
 	target, err := filepath.EvalSymlinks(p)
 	if err != nil || !store.Within(r.layout.Workspace, target) || strings.ContainsRune(origin, utf8.RuneError) {
-		return refusal("the repository's config reads a file outside the workspace")
+		return refusal("the repository's config reads a file outside the workspace, or one whose path is not valid UTF-8")
 	}
 	return nil
 }
