@@ -102,7 +102,8 @@ func Resume(opts Options, id string) (*Run, error) {
 		return nil, err
 	}
 	ws := store.Workspace{Dir: opts.Workspace, Seal: opts.Sealer, Redact: opts.Redactor}
-	if err := ws.EnsureGitExclude(); err != nil {
+	// A skipped exclude is not fatal; the session's Notes report it.
+	if err := ws.EnsureGitExclude(); err != nil && !store.SkippedGitExclude(err) {
 		return nil, err
 	}
 	meta, cp, err := loadCheckpoint(ws, id, opts.Guild)

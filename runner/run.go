@@ -197,7 +197,8 @@ func Create(opts Options) (*Run, error) {
 		return nil, err
 	}
 	ws := store.Workspace{Dir: opts.Workspace, Seal: opts.Sealer, Redact: opts.Redactor}
-	if err := ws.EnsureGitExclude(); err != nil {
+	// A skipped exclude is not fatal; the session's Notes report it.
+	if err := ws.EnsureGitExclude(); err != nil && !store.SkippedGitExclude(err) {
 		return nil, err
 	}
 	var prior *store.Meta

@@ -64,6 +64,7 @@ type Session struct {
 	bus    *Bus
 	broker *Broker
 	health *Health
+	notes  []string
 
 	mu      sync.Mutex
 	active  *Run
@@ -79,12 +80,20 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ws.EnsureGitExclude(); err != nil {
+	var notes []string
+	if err := ws.EnsureGitExclude(); store.SkippedGitExclude(err) {
+		notes = append(notes, err.Error())
+	} else if err != nil {
 		lock.Release()
 		return nil, err
 	}
-	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: NewHealth()}, nil
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: NewHealth(), notes: notes}, nil
 }
+
+// Notes are one-line notices for the operator found while the session was
+// opened: a git exclude entry that was not written, and why. Callers print
+// each as "note: <text>" after sanitising it (it may quote workspace paths).
+func (s *Session) Notes() []string { return append([]string(nil), s.notes...) }
 
 // Workspace is the session's workspace records.
 func (s *Session) Workspace() store.Workspace { return s.ws }

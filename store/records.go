@@ -65,9 +65,9 @@ func openRecord(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := linkCount(f); n > 1 {
+	if fi, err := f.Stat(); err == nil && linkCount(fi) > 1 {
 		f.Close()
-		return nil, &HardLinkError{Path: filepath.Clean(path), Links: n}
+		return nil, &HardLinkError{Path: filepath.Clean(path), Links: linkCount(fi)}
 	}
 	return f, nil
 }
@@ -81,16 +81,4 @@ type HardLinkError struct {
 
 func (e *HardLinkError) Error() string {
 	return fmt.Sprintf("%s has %d hard links; Guildhall does not write a records file that other names share (one may lie outside the workspace): remove it and try again", e.Path, e.Links)
-}
-
-// linkCount is the number of names of f's file (1 when unknown).
-func linkCount(f *os.File) uint64 {
-	fi, err := f.Stat()
-	if err != nil {
-		return 1
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
 }

@@ -1,6 +1,8 @@
 // Package store owns the .orchestration/ records of a workspace: run ids,
 // the append-only event log, meta.json, the checkpoint, settings, the queue,
-// summaries and plans, and the git exclude entry that hides them.
+// summaries and plans, and the git exclude entry that hides them (with the
+// check of where the workspace's repository keeps its git directory, which
+// that entry and the git tools rely on).
 //
 // Every record that is replaced is written atomically (temp file, fsync,
 // rename, fsync of the directory), so a crash leaves the previous complete

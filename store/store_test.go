@@ -123,36 +123,6 @@ func TestWorkspaceLock(t *testing.T) {
 	l2.Release()
 }
 
-func TestGitExcludeFollowsWorktreeFile(t *testing.T) {
-	root := t.TempDir()
-	common := filepath.Join(root, "main.git")
-	gitdir := filepath.Join(common, "worktrees", "wt")
-	if err := os.MkdirAll(gitdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644)
-	wt := filepath.Join(root, "wt")
-	os.MkdirAll(wt, 0o755)
-	os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644)
-	ws := Workspace{Dir: wt}
-	for i := 0; i < 2; i++ {
-		if err := ws.EnsureGitExclude(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(common, "info", "exclude"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(string(b), "/.orchestration/") != 1 {
-		t.Fatalf("exclude should hold the entry exactly once: %q", b)
-	}
-	// Not a repository: nothing happens.
-	if err := (Workspace{Dir: t.TempDir()}).EnsureGitExclude(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestSettingsMalformedReadsAsAbsent(t *testing.T) {
 	ws := Workspace{Dir: t.TempDir()}
 	os.MkdirAll(ws.Orchestration(), 0o755)

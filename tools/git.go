@@ -1,14 +1,11 @@
 package tools
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/guildhall/guildhall/store"
 )
 
 // Git output caps, in characters.
@@ -25,26 +22,44 @@ const (
 	gitEmail = "guildhall@localhost"
 )
 
-// gitHardening is passed with -c before every git subcommand: no hooks, no
-// fsmonitor hook, no pager, no signing, no credential helper, no automatic
-// gc, no submodule recursion, and a pinned identity. Command-line config
-// outranks every config file, the repository's own included.
-func gitHardening() []string {
-	return []string{
-		"core.hooksPath=/dev/null",
-		"core.fsmonitor=false",
-		"core.pager=cat",
-		"commit.gpgsign=false",
-		"tag.gpgsign=false",
-		"credential.helper=",
-		"gc.auto=0",
-		"maintenance.auto=false",
-		"diff.ignoreSubmodules=all",
-		"status.submoduleSummary=false",
-		"user.name=" + gitName,
-		"user.email=" + gitEmail,
-		"init.defaultBranch=main",
-		"color.ui=false",
+// gitSetting is one config key and value handed to git through
+// GIT_CONFIG_KEY_<n> and GIT_CONFIG_VALUE_<n>. The key travels whole, so a
+// driver name holding '=', dots, quotes, spaces or any other byte reaches
+// git exactly as git printed it; nothing ever splits a "key=value" string.
+type gitSetting struct{ key, value string }
+
+// gitHardening is the config every git command runs with. Command-line
+// config outranks every config file, the repository's own and its includes.
+// It turns off hooks, the fsmonitor hook, the pager, signing and signature
+// checks, credential helpers, every transport, automatic gc and
+// maintenance, rerere, submodule recursion and the mailmap; points the
+// global excludes and attributes files, which a repository may redirect to
+// any host file, at /dev/null, with the diff order file; and pins the
+// identity.
+func gitHardening() []gitSetting {
+	return []gitSetting{
+		{"core.hooksPath", "/dev/null"},
+		{"core.fsmonitor", "false"},
+		{"core.pager", "cat"},
+		{"core.excludesFile", "/dev/null"},
+		{"core.attributesFile", "/dev/null"},
+		{"diff.orderFile", "/dev/null"},
+		{"commit.gpgSign", "false"},
+		{"tag.gpgSign", "false"},
+		{"log.showSignature", "false"},
+		{"log.mailmap", "false"},
+		{"credential.helper", ""},
+		{"protocol.allow", "never"},
+		{"gc.auto", "0"},
+		{"maintenance.auto", "false"},
+		{"rerere.enabled", "false"},
+		{"diff.ignoreSubmodules", "all"},
+		{"status.submoduleSummary", "false"},
+		{"submodule.recurse", "false"},
+		{"user.name", gitName},
+		{"user.email", gitEmail},
+		{"init.defaultBranch", "main"},
+		{"color.ui", "false"},
 	}
 }
 
@@ -74,55 +89,13 @@ func gitFail(what string, err error) Result {
 	return Fail(KindError, what+": "+err.Error())
 }
 
-// git runs one git command in the workspace with a fixed argv (never a
-// shell), the hardening config, and an environment that has no secrets, no
-// inherited GIT_* variables (GIT_DIR, GIT_CONFIG_*, GIT_EXTERNAL_DIFF ...),
-// no system or global config, no prompts and no pager. Repository discovery
-// stops at the workspace. Every clean/smudge/process filter the repository
-// configures is overridden with an empty command (see neutralFilters).
-func git(ctx context.Context, env *Env, maxChars int, args ...string) (string, error) {
-	extra, err := neutralFilters(ctx, env)
-	if err != nil {
-		return "", err
-	}
-	res, err := gitRaw(ctx, env, extra, maxChars, args...)
-	if err != nil {
-		return "", err
-	}
-	if res.ExitCode != 0 {
-		return res.Stdout, &gitError{Kind: KindError, Msg: gitMessage(env, res)}
-	}
-	return res.Stdout, nil
-}
-
-func gitRaw(ctx context.Context, env *Env, extraConfig []string, maxChars int, args ...string) (procResult, error) {
-	timeout, _ := callTimeout(env, nil)
-	argv := []string{"git"}
-	for _, kv := range gitHardening() {
-		argv = append(argv, "-c", kv)
-	}
-	argv = append(argv, args...)
-	res, err := runProcess(ctx, procSpec{
-		Dir:      env.Workspace.canon,
-		Argv:     argv,
-		Env:      gitEnv(env, extraConfig),
-		Timeout:  timeout,
-		MaxChars: maxChars,
-	})
-	switch {
-	case errors.Is(err, errCancelled):
-		return res, &gitError{Kind: KindError, Msg: "cancelled"}
-	case err != nil:
-		return res, &gitError{Kind: KindUnavailable, Msg: "could not start git: " + errText(err)}
-	case res.TimedOut:
-		return res, &gitError{Kind: KindTimeout, Msg: fmt.Sprintf("git timed out after %s", timeout)}
-	}
-	return res, nil
-}
-
-// gitEnv builds git's environment. extraConfig holds key=value pairs passed
-// through GIT_CONFIG_COUNT, which needs no quoting whatever the key holds.
-func gitEnv(env *Env, extraConfig []string) []string {
+// gitEnv builds git's environment: the allowlisted variables without any
+// inherited GIT_* one (GIT_DIR, GIT_CONFIG_*, GIT_EXTERNAL_DIFF ...), no
+// system or global config, no prompts, no pager, no transport at all
+// (GIT_ALLOW_PROTOCOL empty outranks every protocol.*.allow a repository
+// sets, so a partial clone's lazy fetch cannot start a remote helper, an
+// upload-pack or ssh), and settings passed through GIT_CONFIG_COUNT.
+func gitEnv(env *Env, settings []gitSetting) []string {
 	var out []string
 	for _, kv := range SubprocessEnv(env.PassEnv) {
 		if strings.HasPrefix(strings.ToUpper(kv), "GIT_") {
@@ -137,52 +110,20 @@ func gitEnv(env *Env, extraConfig []string) []string {
 		"GIT_PAGER=cat",
 		"PAGER=cat",
 		"GIT_EDITOR=true",
+		"GIT_SEQUENCE_EDITOR=true",
 		"GIT_ASKPASS=",
+		"GIT_ALLOW_PROTOCOL=",
+		"GIT_NO_LAZY_FETCH=1",
 		"GIT_OPTIONAL_LOCKS=0",
 		"GIT_CEILING_DIRECTORIES="+filepath.Dir(env.Workspace.canon),
 		"GIT_AUTHOR_NAME="+gitName, "GIT_AUTHOR_EMAIL="+gitEmail,
 		"GIT_COMMITTER_NAME="+gitName, "GIT_COMMITTER_EMAIL="+gitEmail,
 	)
-	out = append(out, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(extraConfig)))
-	for i, kv := range extraConfig {
-		k, v, _ := strings.Cut(kv, "=")
-		out = append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, k), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, v))
+	out = append(out, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(settings)))
+	for i, s := range settings {
+		out = append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, s.key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, s.value))
 	}
 	return out
-}
-
-// neutralFilters lists the repository's filter drivers and returns config
-// that empties each one's clean, smudge and process commands, so staging and
-// diffing run no workspace-chosen filter program. It narrows, but does not
-// close, the staging exposure docs/security.md describes: config changed by
-// another process after this listing is not seen.
-func neutralFilters(ctx context.Context, env *Env) ([]string, error) {
-	res, err := gitRaw(ctx, env, nil, 64<<10, "config", "--null", "--get-regexp", `^filter\.`)
-	if err != nil {
-		return nil, err
-	}
-	// Exit 1 means no match; other failures (not a repository) are left to
-	// the real command to report.
-	seen := map[string]bool{}
-	var out []string
-	for _, entry := range strings.Split(res.Stdout, "\x00") {
-		key, _, _ := strings.Cut(entry, "\n")
-		name, ok := strings.CutPrefix(key, "filter.")
-		if !ok {
-			continue
-		}
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[:i]
-		}
-		if name == "" || seen[name] {
-			continue
-		}
-		seen[name] = true
-		out = append(out,
-			"filter."+name+".clean=", "filter."+name+".smudge=",
-			"filter."+name+".process=", "filter."+name+".required=false")
-	}
-	return out, nil
 }
 
 // gitMessage is a failed command's stderr (or stdout), capped, with the
@@ -208,20 +149,6 @@ func hideWorkspace(env *Env, s string) string {
 		}
 	}
 	return s
-}
-
-// gitHasHead reports whether the repository has a commit.
-func gitHasHead(ctx context.Context, env *Env) bool {
-	_, err := git(ctx, env, 200, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	return err == nil
-}
-
-// gitExclude keeps .orchestration out of the repository's view.
-func gitExclude(env *Env) error {
-	if err := (store.Workspace{Dir: env.Workspace.canon}).EnsureGitExclude(); err != nil {
-		return fmt.Errorf("git exclude: %w", err)
-	}
-	return nil
 }
 
 // validBranchName applies git check-ref-format's rules for a branch name.

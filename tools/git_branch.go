@@ -22,19 +22,20 @@ func (gitBranch) Call(ctx context.Context, env *Env, args json.RawMessage) Resul
 	if err := validBranchName(a.Name); err != nil {
 		return Fail(KindInvalidArguments, err.Error())
 	}
-	if r := gitWorkspaceCheck(env); r != nil {
-		return *r
-	}
-	if !gitHasHead(ctx, env) {
-		return Fail(KindError, "git branch: the repository has no commit yet; commit first")
-	}
-	if _, err := git(ctx, env, 200, "check-ref-format", "--branch", a.Name); err != nil {
-		return Fail(KindInvalidArguments, "git branch: invalid branch name")
-	}
-	if _, err := git(ctx, env, 2000, "branch", "--no-track", a.Name, "HEAD"); err != nil {
+	repo, err := openGitRepo(ctx, env)
+	if err != nil {
 		return gitFail("git branch", err)
 	}
-	sha, err := git(ctx, env, 200, "rev-parse", "--verify", "HEAD")
+	if !repo.hasHead(ctx) {
+		return Fail(KindError, "git branch: the repository has no commit yet; commit first")
+	}
+	if _, err := repo.run(ctx, 200, "check-ref-format", "--branch", a.Name); err != nil {
+		return Fail(KindInvalidArguments, "git branch: invalid branch name")
+	}
+	if _, err := repo.run(ctx, 2000, "branch", "--no-track", a.Name, "HEAD"); err != nil {
+		return gitFail("git branch", err)
+	}
+	sha, err := repo.run(ctx, 200, "rev-parse", "--verify", "HEAD")
 	if err != nil {
 		return gitFail("git rev-parse", err)
 	}

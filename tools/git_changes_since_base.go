@@ -20,9 +20,6 @@ func (gitChangesSinceBase) Call(ctx context.Context, env *Env, args json.RawMess
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	if r := gitWorkspaceCheck(env); r != nil {
-		return *r
-	}
 	if env.Meta == nil || env.Meta.GitBase() == "" {
 		return Fail(KindUnavailable, "no base commit is set for this run; the orchestrator sets one with git_set_base")
 	}
@@ -30,16 +27,20 @@ func (gitChangesSinceBase) Call(ctx context.Context, env *Env, args json.RawMess
 	if !isHexID(base) {
 		return Fail(KindError, "the recorded base is not a commit id")
 	}
+	repo, err := openGitRepo(ctx, env)
+	if err != nil {
+		return gitFail("git diff", err)
+	}
 	diff := append([]string{"diff"}, gitDiffFlags()...)
-	stat, err := git(ctx, env, gitStatMaxChars, append(append(diff, "--stat", base, "--"), ".", gitNotBookkeeping)...)
+	stat, err := repo.run(ctx, gitStatMaxChars, append(append(diff, "--stat", base, "--"), ".", gitNotBookkeeping)...)
 	if err != nil {
 		return gitFail("git diff", err)
 	}
-	patch, truncated, err := gitPatch(ctx, env, append(append(diff, base, "--"), ".", gitNotBookkeeping)...)
+	patch, truncated, err := repo.patch(ctx, append(append(diff, base, "--"), ".", gitNotBookkeeping)...)
 	if err != nil {
 		return gitFail("git diff", err)
 	}
-	untracked, more, err := gitUntracked(ctx, env)
+	untracked, more, err := repo.untracked(ctx)
 	if err != nil {
 		return gitFail("git ls-files", err)
 	}
@@ -47,41 +48,6 @@ func (gitChangesSinceBase) Call(ctx context.Context, env *Env, args json.RawMess
 		"base": base, "stat": strings.TrimSpace(stat), "patch": patch,
 		"untracked": untracked, "untrackedTruncated": more, "truncated": truncated,
 	})
-}
-
-// gitPatch runs a diff capped at gitPatchMaxChars, reporting truncation.
-func gitPatch(ctx context.Context, env *Env, args ...string) (string, bool, error) {
-	extra, err := neutralFilters(ctx, env)
-	if err != nil {
-		return "", false, err
-	}
-	res, err := gitRaw(ctx, env, extra, gitPatchMaxChars, args...)
-	if err != nil {
-		return "", false, err
-	}
-	if res.ExitCode != 0 {
-		return "", false, &gitError{Kind: KindError, Msg: gitMessage(env, res)}
-	}
-	return res.Stdout, res.stdoutCut, nil
-}
-
-// gitUntracked lists untracked, not ignored files (never .orchestration).
-func gitUntracked(ctx context.Context, env *Env) ([]string, bool, error) {
-	out, err := git(ctx, env, 64<<10, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", gitNotBookkeeping)
-	if err != nil {
-		return nil, false, err
-	}
-	files := []string{}
-	for _, f := range strings.Split(out, "\x00") {
-		if f == "" || strings.HasPrefix(f, "[… output truncated") {
-			continue
-		}
-		if len(files) == gitMaxUntracked {
-			return files, true, nil
-		}
-		files = append(files, f)
-	}
-	return files, false, nil
 }
 
 func isHexID(s string) bool {

@@ -3,7 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"path/filepath"
 	"strings"
+
+	"github.com/guildhall/guildhall/store"
 )
 
 // gitInit is git_init {}: create a repository in the workspace (harmless on
@@ -20,15 +24,62 @@ func (gitInit) Call(ctx context.Context, env *Env, args json.RawMessage) Result 
 	if r := gitWorkspaceCheck(env); r != nil {
 		return *r
 	}
-	out, err := git(ctx, env, 2000, "init")
+	out, err := gitInitRepo(ctx, env)
 	if err != nil {
 		return gitFail("git init", err)
 	}
-	if err := gitExclude(env); err != nil {
+	repo, err := openGitRepo(ctx, env)
+	if err != nil {
+		return gitFail("git init", err)
+	}
+	note, err := repo.exclude()
+	if err != nil {
 		return Fail(KindError, "git init: could not exclude .orchestration")
 	}
-	return OK(map[string]any{
+	res := map[string]any{
 		"initialized":   true,
 		"reinitialized": strings.HasPrefix(strings.TrimSpace(out), "Reinitialized"),
-	})
+	}
+	if note != "" {
+		res["note"] = hideWorkspace(env, note)
+	}
+	return OK(res)
+}
+
+// gitInitRepo runs git init on <ws>/.git. An existing repository is checked
+// like any other first (an outside git directory, for one, is refused and
+// left untouched) and reinitialised without templates, so nothing is copied
+// into it. A new one gets a .git directory made here first, through the
+// workspace root: Mkdir neither follows nor replaces a link planted at .git,
+// so git initialises that directory and no other.
+func gitInitRepo(ctx context.Context, env *Env) (string, error) {
+	layout, err := store.ResolveGitLayout(env.Workspace.canon)
+	switch {
+	case errors.Is(err, store.ErrNoRepository):
+		if err := env.Workspace.root.Mkdir(".git", 0o755); err != nil {
+			return "", &gitError{Kind: KindError, Msg: "could not create .git"}
+		}
+		dir := filepath.Join(env.Workspace.canon, ".git")
+		layout = store.GitLayout{Workspace: env.Workspace.canon, GitDir: dir, CommonDir: dir}
+		res, err := gitProcess(ctx, env, layout, gitHardening(), 2000, "init")
+		return gitOutput(env, res, err)
+	case err != nil:
+		return "", layoutError(err)
+	}
+	repo, err := checkedRepo(ctx, env, layout)
+	if err != nil {
+		return "", err
+	}
+	return repo.run(ctx, 2000, "init", "--template=")
+}
+
+// gitOutput is gitRepo.run's handling of a finished command.
+func gitOutput(env *Env, res procResult, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	if res.ExitCode != 0 {
+		return res.Stdout, &gitError{Kind: KindError, Msg: gitMessage(env, res)}
+	}
+	return res.Stdout, nil
 }

@@ -26,13 +26,14 @@ func (gitSetBase) Call(ctx context.Context, env *Env, args json.RawMessage) Resu
 	if err := validRevision(rev); err != nil {
 		return Fail(KindInvalidArguments, err.Error())
 	}
-	if r := gitWorkspaceCheck(env); r != nil {
-		return *r
-	}
 	if env.Meta == nil {
 		return Fail(KindUnavailable, "git_set_base: this run has no record to store a base in")
 	}
-	sha, err := git(ctx, env, 200, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	repo, err := openGitRepo(ctx, env)
+	if err != nil {
+		return gitFail("git_set_base", err)
+	}
+	sha, err := repo.run(ctx, 200, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
 		return Fail(KindNotFound, "git_set_base: "+showPath(rev)+" does not name a commit")
 	}

@@ -14,7 +14,7 @@ func (m *fakeMeta) GitBase() string                { return m.base }
 func (m *fakeMeta) SetGitBase(commit string) error { m.base = commit; return nil }
 
 // plainGit runs the real git, unhardened, to build hostile fixtures.
-func plainGit(t *testing.T, dir string, args ...string) string {
+func plainGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

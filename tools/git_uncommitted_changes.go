@@ -16,21 +16,22 @@ func (gitUncommittedChanges) Call(ctx context.Context, env *Env, args json.RawMe
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	if r := gitWorkspaceCheck(env); r != nil {
-		return *r
+	repo, err := openGitRepo(ctx, env)
+	if err != nil {
+		return gitFail("git status", err)
 	}
-	status, err := git(ctx, env, gitStatusMaxChars, "status", "--porcelain=v1", "--untracked-files=all",
+	status, err := repo.run(ctx, gitStatusMaxChars, "status", "--porcelain=v1", "--untracked-files=all",
 		"--ignore-submodules=all", "--", ".", gitNotBookkeeping)
 	if err != nil {
 		return gitFail("git status", err)
 	}
 	diff := append([]string{"diff"}, gitDiffFlags()...)
-	if gitHasHead(ctx, env) {
+	if repo.hasHead(ctx) {
 		diff = append(diff, "HEAD")
 	} else {
 		diff = append(diff, "--cached")
 	}
-	patch, truncated, err := gitPatch(ctx, env, append(diff, "--", ".", gitNotBookkeeping)...)
+	patch, truncated, err := repo.patch(ctx, append(diff, "--", ".", gitNotBookkeeping)...)
 	if err != nil {
 		return gitFail("git diff", err)
 	}

@@ -113,6 +113,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		// records cannot be set up.
 		return &exitCodeError{code: exitError, err: err}
 	}
+	printSessionNotes(cmd.ErrOrStderr(), sess)
 	// Reconcile the runs folder: the newest resumable run resumes under
 	// its id (when no new task was given), every other unfinished run is
 	// marked interrupted with the reason.

@@ -459,6 +459,9 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 		return &exitCodeError{code: exitError, err: fmt.Errorf("%w; a console there runs the queue when it is idle", err)}
 	}
 	defer sess.Close()
+	if !rf.json {
+		printSessionNotes(errOut, sess)
+	}
 
 	var mu sync.Mutex
 	outcomes := map[string]string{} // item id → its status after this invocation

@@ -40,6 +40,7 @@ func TestResumeUsesTheGuildTheRunStartedWith(t *testing.T) {
 	waitFile(t, filepath.Join(ws, "started"), 30*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
+	waitUnlocked(t, ws)
 	w, err := recordsOf(ws, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +96,7 @@ func TestResumeNamesTheMissingRole(t *testing.T) {
 	waitFile(t, filepath.Join(ws, "started"), 30*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
+	waitUnlocked(t, ws)
 	solo := filepath.Join(t.TempDir(), "solo")
 	os.MkdirAll(filepath.Join(solo, "prompts"), 0o755)
 	os.WriteFile(filepath.Join(solo, "guild.json"), []byte(`{"entryRole": "orchestrator", "roles": {"orchestrator": {"systemPrompt": "prompts/o.md", "tools": ["finish"]}}}`), 0o644)
@@ -104,5 +106,19 @@ func TestResumeNamesTheMissingRole(t *testing.T) {
 	res := runCLI(t, "", "resume", "--workspace", ws, "--guild", solo, "--provider", "script", "--script", script, "--no-input", ids[0])
 	if res.code == 0 || !strings.Contains(res.stderr, `role "coder" (instance coder-1-`) || !strings.Contains(res.stderr, "pass --guild "+absGuild(t)) {
 		t.Errorf("resume with a guild lacking the role:\n%s", res.stderr)
+	}
+}
+
+// waitUnlocked waits for a killed binary's workspace lock to be released:
+// a program it was starting when SIGKILL came holds the lock's descriptor
+// until its exec closes it.
+func waitUnlocked(t *testing.T, ws string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for (store.Workspace{Dir: ws}).Holder() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed binary's workspace lock is still held")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

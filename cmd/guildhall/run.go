@@ -92,6 +92,9 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return err
 	}
 	defer sess.Close()
+	if !rf.json {
+		printSessionNotes(errOut, sess)
+	}
 	if rec, err := sess.Reconcile(); err == nil && !rf.json {
 		noteOtherGuilds(errOut, rec)
 		if rec.Resumable != "" {
@@ -119,6 +122,9 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags
 		return err
 	}
 	defer sess.Close()
+	if !rf.json {
+		printSessionNotes(cmd.ErrOrStderr(), sess)
+	}
 	return followRun(ctx, cmd, common, rf, sess, s, func(ctx context.Context) error {
 		if err := sess.ResumeCheckpoint(ctx, id); err != nil {
 			return &exitCodeError{code: exitError, err: err}
@@ -155,6 +161,14 @@ func openSession(s *setup, noInput bool) (*runner.Session, error) {
 		return nil, &exitCodeError{code: exitError, err: err}
 	}
 	return sess, nil
+}
+
+// printSessionNotes prints what the session noticed when it opened (a git
+// exclude entry it did not write, and why), one sanitised line each.
+func printSessionNotes(w io.Writer, sess *runner.Session) {
+	for _, n := range sess.Notes() {
+		fmt.Fprintln(w, "note:", render.SanitizeLine(n))
+	}
 }
 
 // serveWeb starts the browser companion on the session when --web is set

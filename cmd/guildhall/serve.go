@@ -31,6 +31,7 @@ the browser. On start the newest resumable run resumes.`,
 				return err
 			}
 			defer sess.Close()
+			printSessionNotes(cmd.ErrOrStderr(), sess)
 			if rec, err := sess.Reconcile(); err == nil {
 				noteOtherGuilds(cmd.ErrOrStderr(), rec)
 				if rec.Resumable != "" {
