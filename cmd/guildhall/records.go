@@ -202,7 +202,7 @@ func newCheckCmd(common *commonFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "deployment %s: ok (provider %s)\n", render.SanitizeLine(d.Source), d.Model.Provider)
+			fmt.Fprintf(out, "deployment %s: ok (provider %s)\n", render.SanitizeLine(d.Source), render.SanitizeLine(d.Model.Provider))
 			return nil
 		},
 	}
