@@ -286,30 +286,71 @@ func nextParam(params string, i int) int {
 
 // filter is the output filter described above. Tab becomes a space and CR
 // is dropped: glamour lays lines out itself, so either could only break that
-// layout.
+// layout. Runs of printable ASCII are copied whole, and the parameters of
+// the last few SGR allowed are remembered, since glamour repeats the same
+// few sequences around every word and every padding space.
 func (a sgrSet) filter(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
+	var recent sgrMemo
+	start := 0 // the first byte not yet written
 	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == esc:
-			if m := sgrLen(s[i:]); m > 0 && a.allows(s[i+2:i+m-1]) {
-				b.WriteString(s[i : i+m])
-				i += m
-				continue
-			}
-		case isC1(r):
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteByte(' ')
-		default:
-			writeText(&b, r, s[i:i+n])
+		c := s[i]
+		if c >= 0x20 && c < del || c == '\n' {
+			i++
+			continue
 		}
-		i += n
+		b.WriteString(s[start:i])
+		switch {
+		case c == esc:
+			if m := sgrLen(s[i:]); m > 0 {
+				// An empty parameter list is a reset, always allowed.
+				if p := s[i+2 : i+m-1]; p == "" || recent.has(p) || a.allows(p) && recent.add(p) {
+					b.WriteString(s[i : i+m])
+					i += m
+					break
+				}
+			}
+			i++ // the ESC alone: what follows is text
+		case c == '\t':
+			b.WriteByte(' ')
+			i++
+		case c < utf8.RuneSelf:
+			i++ // C0 and DEL
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !isC1(r) {
+				writeText(&b, r, s[i:i+n])
+			}
+			i += n
+		}
+		start = i
 	}
+	b.WriteString(s[start:])
 	return b.String()
+}
+
+// sgrMemo holds the (non-empty) parameters of the last SGR sequences
+// found allowed.
+type sgrMemo struct {
+	p    [4]string
+	next int
+}
+
+func (m *sgrMemo) has(p string) bool {
+	for _, q := range m.p {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// add remembers p and reports true, for use in a condition.
+func (m *sgrMemo) add(p string) bool {
+	m.p[m.next] = p
+	m.next = (m.next + 1) % len(m.p)
+	return true
 }
 
 // sgrLen returns the length of the SGR sequence at the start of s (ESC [

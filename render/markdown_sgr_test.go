@@ -221,3 +221,28 @@ func TestSGRSetCoversGlamour(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRenderMarkdownOutputFilter is the output filter over glamour's
+// output for a typical 2 KB message, about 19 KB of styled text (glamour
+// wraps every word and every padding space in its own SGR pair).
+func BenchmarkRenderMarkdownOutputFilter(b *testing.B) {
+	r := NewMarkdownRenderer("dark")
+	pre := r.layout(twoKBMessage(), 80)
+	b.SetBytes(int64(len(pre)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.sgr.filter(pre)
+	}
+}
+
+// BenchmarkRenderMarkdownPrepare is the pre-pass over a message with
+// ampersands in prose, code spans, a URL and a code block: two parses.
+func BenchmarkRenderMarkdownPrepare(b *testing.B) {
+	p := newMarkdownParser()
+	msg := ampersandMessage()
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		prepareMarkdown(p, msg)
+	}
+}
