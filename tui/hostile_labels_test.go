@@ -174,9 +174,11 @@ func TestConsoleShowsHostileGuildLabelsSafely(t *testing.T) {
 		t.Errorf("the inspector shows no description")
 	}
 	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
-	// The sequence view: column labels and operation labels.
+	// The sequence view: column labels, and operation labels from the
+	// tools' call labels and the guild's templates. (Working labels only
+	// flash by in the caption; render's tests check them.)
 	tm.Send(tea.KeyMsg{Type: tea.KeyTab})
-	tp.wait(t, tm, "■ success", "PatronF", "ToolboxF", "CallTo")
+	tp.wait(t, tm, "■ success", "PatronF", "ToolboxF", "CallTo", "SendsF", "BringsF")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	out := append(tp.buf.Bytes(), readAll(t, tm.FinalOutput(t))...)
