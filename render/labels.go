@@ -323,9 +323,7 @@ func (r *LabelResolver) OperationLabel(op Operation, source, destination Partici
 	if tmpl == "" {
 		tmpl = "{source} → {destination}"
 	}
-	// The whole result is sanitized, so a sequence cannot be assembled
-	// from a template and the value of a placeholder either.
-	return SanitizeLine(fill(tmpl, func(name string) (string, bool) {
+	return fillClean(tmpl, func(name string) (string, bool) {
 		switch name {
 		case "source":
 			return r.ParticipantLabel(source), true
@@ -345,7 +343,7 @@ func (r *LabelResolver) OperationLabel(op Operation, source, destination Partici
 			return op.Outcome, true
 		}
 		return "", false
-	}))
+	})
 }
 
 // WorkingLabel is the caption while p works: its role workingLabel or tool
@@ -369,7 +367,7 @@ func (r *LabelResolver) WorkingLabel(p Participant, seed string) (string, bool) 
 	if l == nil {
 		return "", false
 	}
-	return SanitizeLine(fill(rotate(l, seed), func(name string) (string, bool) {
+	return fillClean(rotate(l, seed), func(name string) (string, bool) {
 		switch name {
 		case "participant":
 			return r.ParticipantLabel(p), true
@@ -381,7 +379,18 @@ func (r *LabelResolver) WorkingLabel(p Participant, seed string) (string, bool) 
 			return p.ID, true
 		}
 		return "", false
-	})), true
+	}), true
+}
+
+// fillClean is fill over a sanitized template and sanitized values: a
+// template or a value (a log field) cannot hide the rest of the label
+// behind an unterminated sequence, nor can the two be put together into
+// one.
+func fillClean(tmpl string, value func(string) (string, bool)) string {
+	return fill(SanitizeLine(tmpl), func(name string) (string, bool) {
+		v, ok := value(name)
+		return SanitizeLine(v), ok
+	})
 }
 
 // fill replaces {name} placeholders in one pass; an unknown placeholder is

@@ -79,7 +79,9 @@ func TestLabelResolverSanitizesEveryLabel(t *testing.T) {
 	read := Participant{ID: "tool:read_file", Role: "read_file", Kind: KindTool}
 	human := Participant{ID: "human", Role: "human", Kind: KindHuman}
 	call := Operation{ID: "op-1", Kind: OpCall}
-	ret := Operation{ID: "op-2", Kind: OpReturn, Outcome: "ok\x1b[2J\x1bc", Stack: "main\x1b]0;pwned\x07"}
+	// The outcome ends in an OSC with no terminator: it may hide the rest
+	// of its own value, not the rest of the label.
+	ret := Operation{ID: "op-2", Kind: OpReturn, Outcome: "ok\x1b[2J\x1bc\x1b]0;pwned", Stack: "main\x1b]0;pwned\x07"}
 	for tier, suffix := range map[Tier]string{TierDetailed: "D", TierFriendly: "F", TierWhimsical: "W"} {
 		r := NewLabelResolver(set, tier)
 		at := func(what string) string { return fmt.Sprintf("%s at %s", what, tier) }
