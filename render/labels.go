@@ -91,11 +91,11 @@ func (t Tiered) pick(x Tier) []string {
 
 func nonEmpty(l []string) []string {
 	for _, s := range l {
-		if s == "" {
+		if blank(s) {
 			// Drop blank variants rather than render an empty caption.
 			out := make([]string, 0, len(l))
 			for _, s := range l {
-				if s != "" {
+				if !blank(s) {
 					out = append(out, s)
 				}
 			}
@@ -103,6 +103,12 @@ func nonEmpty(l []string) []string {
 		}
 	}
 	return l
+}
+
+// blank reports whether a variant shows nothing: empty, or nothing but
+// spaces and terminal control, which would otherwise leave a node nameless.
+func blank(s string) bool {
+	return strings.TrimSpace(SanitizeLine(s)) == ""
 }
 
 // RoleLabels are a guild role's display fields.
@@ -190,6 +196,12 @@ func DefaultVisualization() Visualization {
 // LabelResolver turns model participants and operations into display text
 // from a LabelSet at one tier. It holds no mutable state; the model never
 // supplies labels.
+//
+// The guild is not trusted to be harmless, though: it may come from the
+// workspace, and its labels, like the role and tool names and the log
+// fields that fill placeholders, can carry terminal control. Every string
+// the resolver returns is therefore passed through SanitizeLine, here at
+// the one place every view takes labels from.
 type LabelResolver struct {
 	set      LabelSet
 	defaults Visualization
@@ -244,9 +256,9 @@ func (r *LabelResolver) pseudo(key string) []string {
 // or "tools".
 func (r *LabelResolver) PseudoLabel(key string) string {
 	if l := r.pseudo(key); len(l) > 0 {
-		return l[0]
+		return SanitizeLine(l[0])
 	}
-	return titleCase(key)
+	return SanitizeLine(titleCase(key))
 }
 
 // ParticipantLabel is a participant's name: stable for its whole life (the
@@ -263,9 +275,9 @@ func (r *LabelResolver) ParticipantLabel(p Participant) string {
 		l = r.pseudo(p.Role)
 	}
 	if len(l) > 0 {
-		return l[0]
+		return SanitizeLine(l[0])
 	}
-	return titleCase(p.Role)
+	return SanitizeLine(titleCase(p.Role))
 }
 
 // ParticipantDescription is a role's or tool's description at the tier, or
@@ -279,7 +291,7 @@ func (r *LabelResolver) ParticipantDescription(p Participant) string {
 		l = r.set.Tools[p.Role].HumanDescription.pick(r.tier)
 	}
 	if len(l) > 0 {
-		return l[0]
+		return SanitizeLine(l[0])
 	}
 	return ""
 }
@@ -311,7 +323,7 @@ func (r *LabelResolver) OperationLabel(op Operation, source, destination Partici
 	if tmpl == "" {
 		tmpl = "{source} → {destination}"
 	}
-	return fill(tmpl, func(name string) (string, bool) {
+	return fillClean(tmpl, func(name string) (string, bool) {
 		switch name {
 		case "source":
 			return r.ParticipantLabel(source), true
@@ -355,7 +367,7 @@ func (r *LabelResolver) WorkingLabel(p Participant, seed string) (string, bool) 
 	if l == nil {
 		return "", false
 	}
-	return fill(rotate(l, seed), func(name string) (string, bool) {
+	return fillClean(rotate(l, seed), func(name string) (string, bool) {
 		switch name {
 		case "participant":
 			return r.ParticipantLabel(p), true
@@ -368,6 +380,17 @@ func (r *LabelResolver) WorkingLabel(p Participant, seed string) (string, bool) 
 		}
 		return "", false
 	}), true
+}
+
+// fillClean is fill over a sanitized template and sanitized values: a
+// template or a value (a log field) cannot hide the rest of the label
+// behind an unterminated sequence, nor can the two be put together into
+// one.
+func fillClean(tmpl string, value func(string) (string, bool)) string {
+	return fill(SanitizeLine(tmpl), func(name string) (string, bool) {
+		v, ok := value(name)
+		return SanitizeLine(v), ok
+	})
 }
 
 // fill replaces {name} placeholders in one pass; an unknown placeholder is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/yuin/goldmark/parser"
 )
 
 // Bounds on what a MarkdownRenderer keeps. A long run renders thousands of
@@ -48,13 +49,16 @@ type termEntry struct {
 }
 
 // MarkdownRenderer renders untrusted Markdown (model prose) for a terminal.
-// The text is sanitized, rendered with glamour, and the result is filtered
-// again so that only glamour's own SGR styling reaches the terminal.
-// Renderers are built once per width and results are cached per (text,
-// width) in a size-bounded LRU. A MarkdownRenderer is safe for concurrent
-// use; renders are serialised.
+// The text is sanitized, stripped of every '&' glamour could decode into a
+// control character (markdown_refs.go), rendered with glamour, and the
+// result is filtered so that only the SGR attributes of the style reach the
+// terminal (markdown_sgr.go). Renderers are built once per width and results
+// are cached per (text, width) in a size-bounded LRU. A MarkdownRenderer is
+// safe for concurrent use; renders are serialised.
 type MarkdownRenderer struct {
 	newTerm func(width int) (mdTerm, error)
+	parser  parser.Parser // glamour's configuration, for prepareMarkdown
+	sgr     sgrSet        // what the output filter keeps
 
 	mu    sync.Mutex
 	terms []termEntry // most recently used first
@@ -80,8 +84,10 @@ func NewMarkdownRenderer(style string) *MarkdownRenderer {
 				glamour.WithWordWrap(width),
 			)
 		},
-		cache: make(map[mdKey]*list.Element),
-		order: list.New(),
+		parser: newMarkdownParser(),
+		sgr:    styleSGR(style),
+		cache:  make(map[mdKey]*list.Element),
+		order:  list.New(),
 	}
 }
 
@@ -109,6 +115,14 @@ func (m *MarkdownRenderer) Render(text string, width int) string {
 }
 
 func (m *MarkdownRenderer) render(text string, width int) string {
+	// The filter runs last, so nothing after it can reintroduce control.
+	return m.sgr.filter(m.layout(text, width))
+}
+
+// layout is the pipeline up to the output filter. Its result holds no
+// control but the style's SGR whenever the steps before the filter work as
+// intended; the tests check that the filter has nothing to remove from it.
+func (m *MarkdownRenderer) layout(text string, width int) string {
 	clean := expandTabs(Sanitize(text))
 	out, err := "", errTooComplex
 	if withinGlamourLimits(clean) {
@@ -117,8 +131,7 @@ func (m *MarkdownRenderer) render(text string, width int) string {
 	if err != nil {
 		out = ansi.Wrap(clean, width, "")
 	}
-	// The filter runs last, so nothing after it can reintroduce control.
-	return stripNonSGR(fitWidth(out, width))
+	return fitWidth(out, width)
 }
 
 // fitWidth hard-wraps s if any line is wider than width. Glamour wraps only
@@ -138,11 +151,12 @@ func (m *MarkdownRenderer) glamour(clean string, width int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := renderGuarded(term, neutralizeRefs(clean))
+	out, err := renderGuarded(term, prepareMarkdown(m.parser, clean))
 	if err != nil {
 		m.dropTerm(width) // it may have been left in a broken state
+		return "", err
 	}
-	return out, err
+	return restoreAmps(out), nil
 }
 
 var errTooComplex = errors.New("markdown too deeply nested or with too long a word for glamour")
@@ -288,101 +302,4 @@ func expandTabs(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// neutralizeRefs defuses character references that would decode to a
-// control character inside glamour, by escaping their '&' as "&amp;" so
-// they show as the literal text the model wrote. Glamour unescapes text and
-// code spans with html.UnescapeString, which accepts a missing ';', leading
-// zeros, and wraps around on overflow (&#4294967323; is ESC); goldmark reads
-// a leading 0 as octal in some places. The check is therefore deliberately
-// wide: any numeric reference that is a control or bidi character under
-// either reading, or that does not fit in Unicode, is escaped. Tab, newline
-// and CR are left alone because they are common in code (XML's &#xD;) and
-// the output filter removes CR. The output filter stays the guarantee; this
-// step means the SGR sequences that filter lets through were written by
-// glamour, not decoded from the text.
-//
-// The cost: inside fenced code blocks, which glamour does not unescape, such
-// a reference shows as "&amp;#27;" instead of "&#27;".
-func neutralizeRefs(s string) string {
-	if !strings.Contains(s, "&") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '&' && dangerousRef(s[i+1:]) {
-			b.WriteString("&amp;")
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// dangerousRef reports whether s, the text after an '&', starts a character
-// reference that could decode to a control or bidi character.
-func dangerousRef(s string) bool {
-	if strings.HasPrefix(s, "lrm;") || strings.HasPrefix(s, "rlm;") {
-		return true // the only named references to unwanted characters
-	}
-	if len(s) < 2 || s[0] != '#' {
-		return false
-	}
-	s = s[1:]
-	base := uint64(10)
-	if s[0] == 'x' || s[0] == 'X' {
-		base, s = 16, s[1:]
-	}
-	n := 0
-	for n < len(s) && digitValue(s[n]) < base {
-		n++
-	}
-	if n == 0 {
-		return false
-	}
-	digits := s[:n]
-	if unwantedCodePoint(parseSaturating(digits, base)) {
-		return true
-	}
-	return base == 10 && digits[0] == '0' && !strings.ContainsAny(digits, "89") &&
-		unwantedCodePoint(parseSaturating(digits, 8))
-}
-
-// parseSaturating parses digits in base, returning anything above the
-// Unicode range as 0x110000.
-func parseSaturating(digits string, base uint64) uint64 {
-	var v uint64
-	for i := 0; i < len(digits); i++ {
-		v = v*base + digitValue(digits[i])
-		if v > 0x10ffff {
-			return 0x110000
-		}
-	}
-	return v
-}
-
-func digitValue(c byte) uint64 {
-	switch {
-	case c >= '0' && c <= '9':
-		return uint64(c - '0')
-	case c >= 'a' && c <= 'f':
-		return uint64(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return uint64(c-'A') + 10
-	}
-	return 99
-}
-
-func unwantedCodePoint(v uint64) bool {
-	switch {
-	case v > 0x10ffff:
-		return true
-	case v == '\t' || v == '\n' || v == '\r':
-		return false
-	case v < 0x20, v >= 0x7f && v <= 0x9f:
-		return true
-	}
-	return isBidi(rune(v))
 }

@@ -83,43 +83,6 @@ func SanitizeLine(s string) string {
 	}, Sanitize(s))
 }
 
-// stripNonSGR filters glamour's output. Its input has already been through
-// Sanitize, but glamour decodes character references (&#27; and friends)
-// into live control characters, so the output is checked again. The only
-// sequences kept are 7-bit SGR (ESC [ digits ; : m), which is all glamour
-// emits for styling. Everything else is removed as Sanitize removes it,
-// except that tab becomes a space and CR is dropped: glamour lays lines out
-// itself, so a tab or a carriage return here can only have come from a
-// decoded reference and would break that layout.
-func stripNonSGR(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == esc:
-			if m := sgrLen(s[i:]); m > 0 {
-				b.WriteString(s[i : i+m])
-				i += m
-			} else {
-				i = skipControl(s, i)
-			}
-			continue
-		case isC1(r):
-			i = skipControl(s, i)
-			continue
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteByte(' ')
-		default:
-			writeText(&b, r, s[i:i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
 // writeText writes one decoded rune (raw holds its source bytes) outside any
 // sequence: C0 and DEL vanish, invalid bytes become U+FFFD, bidi controls
 // become a visible placeholder.
@@ -133,24 +96,6 @@ func writeText(b *strings.Builder, r rune, raw string) {
 	default:
 		b.WriteString(raw)
 	}
-}
-
-// sgrLen returns the length of the SGR sequence at the start of s
-// (ESC [ params m, params only digits, ';' and ':'), or 0 if there is none.
-func sgrLen(s string) int {
-	if len(s) < 3 || s[0] != esc || s[1] != '[' {
-		return 0
-	}
-	for i := 2; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == 'm':
-			return i + 1
-		case (c < '0' || c > '9') && c != ';' && c != ':':
-			return 0
-		}
-	}
-	return 0
 }
 
 // States of skipControl, named after ECMA-48.

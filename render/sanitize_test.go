@@ -101,34 +101,6 @@ func TestSanitizeLine(t *testing.T) {
 	}
 }
 
-func TestStripNonSGR(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"keeps glamour styling", "\x1b[38;5;252mhi\x1b[0m\n", "\x1b[38;5;252mhi\x1b[0m\n"},
-		{"keeps colon sub-parameters", "\x1b[4:3mx\x1b[m", "\x1b[4:3mx\x1b[m"},
-		{"drops erase", "\x1b[2Jx", "x"},
-		{"drops private sgr-like", "\x1b[?31mx", "x"},
-		{"drops sgr with intermediate", "\x1b[31 mx", "x"},
-		{"drops 8-bit sgr", "\u009b31mx", "x"},
-		{"drops decoded osc52", "a\x1b]52;c;QUJD\x07b", "ab"},
-		{"drops 8-bit osc to end", "a\u009d0;t b c", "a"},
-		{"sgr inside osc survives alone", "\x1b]0;\x1b[1mt\x07", "\x1b[1mt"},
-		{"tab becomes space", "a\tb", "a b"},
-		{"cr dropped", "a\rb", "ab"},
-		{"bidi made visible", "a\u202Eb", "a⟪U+202E⟫b"},
-		{"truncated sgr", "x\x1b[31", "x"},
-		{"esc at end", "x\x1b", "x"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := stripNonSGR(tc.in); got != tc.want {
-				t.Errorf("stripNonSGR(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 func BenchmarkSanitize(b *testing.B) {
 	s := mixedText(10 << 10)
 	b.SetBytes(int64(len(s)))

@@ -177,7 +177,7 @@ func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
 	if rolesNode != nil && rolesNode.kind == '{' {
 		for _, f := range rolesNode.keys {
 			r := &Role{Name: f.key}
-			if !c.decodeInto(f.value, r, "roles."+f.key) {
+			if !c.decodeInto(f.value, r, keyPath("roles", f.key)) {
 				continue
 			}
 			g.Roles[f.key] = r
@@ -211,7 +211,7 @@ func LoadGuild(fsys fs.FS, source string) (*Guild, error) {
 		}
 	}
 	if g.EntryRole != "" && len(g.Roles) > 0 && g.Roles[g.EntryRole] == nil {
-		c.errorf(root.field("entryRole").offset, "entryRole %q is not a role of this guild; roles are %s", g.EntryRole, strings.Join(g.RoleNames(), ", "))
+		c.errorf(root.field("entryRole").offset, "entryRole %q is not a role of this guild; roles are %s", g.EntryRole, quotedNames(g.RoleNames()))
 	}
 	for name, r := range g.Roles {
 		if len(r.ProjectDocs) > 0 && name != g.EntryRole {

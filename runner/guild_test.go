@@ -49,6 +49,17 @@ func TestGuildValidationErrorsCarryPositions(t *testing.T) {
 			want:  []string{"guild.json:1:", "tools must be"},
 		},
 		{
+			// A role name the workspace chose: quoted wherever a message
+			// names it, so it cannot break or fake a line.
+			name:  "hostile role names",
+			guild: `{"entryRole": "boss", "roles": {"a\nguild ok\u001b]0;t\u0007": {"systemPrompt": "p.md", "tools": ["finish"], "x": 1}, "b.c": {"tools": "finish"}}}`,
+			want: []string{
+				`unknown key "x" in guild.roles["a\nguild ok\x1b]0;t\a"]`,
+				`roles["b.c"].tools must be`,
+				`roles are "a\nguild ok\x1b]0;t\a"`,
+			},
+		},
+		{
 			name:  "duplicate key",
 			guild: "{\"entryRole\": \"a\",\n\"entryRole\": \"b\", \"roles\": {}}",
 			want:  []string{"guild.json:2:1", "duplicate key"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -229,7 +230,7 @@ func (c *checker) checkShape(n *jnode, s shape, where string) {
 	}
 	if any, ok := s["*"]; ok && len(s) == 1 {
 		for _, f := range n.keys {
-			c.checkShape(f.value, any, where+"."+f.key)
+			c.checkShape(f.value, any, keyPath(where, f.key))
 		}
 		return
 	}
@@ -239,8 +240,41 @@ func (c *checker) checkShape(n *jnode, s shape, where string) {
 			c.errorf(f.offset, "unknown key %q in %s; allowed keys are %s", f.key, where, keyList(s))
 			continue
 		}
-		c.checkShape(f.value, sub, where+"."+f.key)
+		c.checkShape(f.value, sub, keyPath(where, f.key))
 	}
+}
+
+// keyPath names the member key of where in a message: where.key for a
+// plain name, where["key"] (Go-quoted) for any other. Keys are the guild's
+// (role names), and a guild from the workspace may put terminal control or
+// line breaks in them; quoted, they cannot break or fake a line of the
+// message.
+func keyPath(where, key string) string {
+	if plainName(key) {
+		return where + "." + key
+	}
+	return fmt.Sprintf("%s[%q]", where, key)
+}
+
+// quotedNames lists names for a message, each as keyPath would show it.
+func quotedNames(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if !plainName(n) {
+			out[i] = strconv.Quote(n)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func plainName(s string) bool {
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func keyList(s shape) string {
