@@ -144,7 +144,8 @@ func createKey(path string) error {
 		return fmt.Errorf("make records key: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
+	err = tmp.Chmod(0o600)
+	if err == nil {
 		_, err = tmp.WriteString(hex.EncodeToString(key) + "\n")
 	}
 	if err == nil {
