@@ -108,6 +108,9 @@ func gitRaw(ctx context.Context, env *Env, extraConfig []string, maxChars int, a
 		Env:      gitEnv(env, extraConfig),
 		Timeout:  timeout,
 		MaxChars: maxChars,
+		// A sandbox per command, without network; .git writable only for
+		// the commands that write it (git_sandbox.go).
+		Sandbox: env.Sandbox, WritableGit: gitWrites(args),
 	})
 	switch {
 	case errors.Is(err, errCancelled):

@@ -15,6 +15,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Tool is one callable tool.
@@ -111,4 +113,7 @@ type Env struct {
 	PassEnv []string
 	Asker   Asker
 	Meta    RunMeta
+	// Sandbox confines the subprocess tools (tools/sandbox); without one
+	// they refuse to run.
+	Sandbox *sandbox.Sandbox
 }
