@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Generation holds the default sampling parameters applied to every role.
@@ -76,6 +77,9 @@ type Deployment struct {
 	Model         ModelConfig    `json:"model"`
 	Executor      ExecutorConfig `json:"executor"`
 	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	// Sandbox confines the subprocess tools (Guildhall addition; see
+	// tools/sandbox and docs/security.md).
+	Sandbox sandbox.Config `json:"sandbox"`
 	// Source names the file it came from ("built-in defaults" otherwise).
 	Source string `json:"-"`
 }
@@ -106,6 +110,7 @@ func DefaultDeployment() *Deployment {
 			},
 		},
 		ContextPolicy: ContextPolicy{MaxToolOutputChars: 4000},
+		Sandbox:       sandbox.Config{Mode: string(sandbox.WorkspaceWrite), Network: string(sandbox.NetworkOff)},
 	}
 }
 
@@ -122,6 +127,7 @@ var deploymentShape = shape{
 		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
+	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 }
 
 // secretKeyNames are keys that would put a credential in a file.
@@ -228,6 +234,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.ContextPolicy.MaxToolOutputChars < 1 {
 		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
 	}
+	checkSandboxValues(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one

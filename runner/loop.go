@@ -353,6 +353,7 @@ func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *to
 	env := &tools.Env{
 		Workspace: r.wsTool, RunID: r.id, RunsDir: r.ws.Runs(), Role: f.Role, RoleID: f.RoleID,
 		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv,
+		Sandbox: r.sb,
 	}
 	if !r.opts.NoInput {
 		env.Asker = &asker{r: r, f: f, assistantText: assistantText}

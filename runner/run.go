@@ -23,6 +23,7 @@ import (
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Effort tiers.
@@ -76,6 +77,9 @@ type Options struct {
 	Park bool
 	// Now is the clock (tests pin it).
 	Now func() time.Time
+	// Sandbox is the process's sandbox host (cmd/guildhall makes one); nil
+	// gets a default one. The policy is Deployment.Sandbox.
+	Sandbox *sandbox.Host
 }
 
 // Outcome is how a run ended.
@@ -100,6 +104,7 @@ type Run struct {
 	id     string
 	ws     store.Workspace
 	wsTool *tools.Workspace
+	sb     *sandbox.Sandbox
 	meta   *store.Meta
 	metaMu sync.Mutex
 	log    *store.LogWriter
@@ -236,8 +241,10 @@ func (r *Run) open() error {
 	if err != nil {
 		return err
 	}
-	r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace)
-	return err
+	if r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace); err != nil {
+		return err
+	}
+	return r.openSandbox()
 }
 
 // entryHistory assembles the entry role's opening messages: the system
@@ -381,6 +388,7 @@ func (r *Run) saveMeta() error {
 }
 
 func (r *Run) close() {
+	r.closeSandbox()
 	if r.log != nil {
 		_ = r.log.Close()
 	}
