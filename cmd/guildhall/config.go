@@ -29,6 +29,7 @@ type commonFlags struct {
 	web        string
 	logLevel   string
 	script     string
+	sandbox    sandboxFlags
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {
@@ -43,6 +44,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
 	fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
 	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
+	c.sandbox.register(fs)
 }
 
 // setup is everything a run needs, resolved from flags, files and the
@@ -53,6 +55,7 @@ type setup struct {
 	deployment *runner.Deployment
 	provider   provider.Provider
 	notes      []string
+	sandbox    sandboxState
 }
 
 func (c *commonFlags) workspaceDir() (string, error) {
@@ -251,9 +254,13 @@ func (c *commonFlags) load(ctx context.Context) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb, err := c.resolveSandbox(ws, d) // before any model call
+	if err != nil {
+		return nil, err
+	}
 	p, notes, err := newProvider(ctx, d, c.script)
 	if err != nil {
 		return nil, err
 	}
-	return &setup{workspace: ws, guild: g, deployment: d, provider: p, notes: notes}, nil
+	return &setup{workspace: ws, guild: g, deployment: d, provider: p, notes: notes, sandbox: sb}, nil
 }

@@ -79,6 +79,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	sess, err := runner.OpenSession(runner.SessionConfig{
 		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider,
+		Sandbox: s.sandbox.host,
 	})
 	var busy *store.BusyError
 	if errors.As(err, &busy) && task != "" {

@@ -444,6 +444,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 	}
 	sess, err := runner.OpenSession(runner.SessionConfig{
 		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: rf.noInput,
+		Sandbox: s.sandbox.host,
 	})
 	if err != nil {
 		return &exitCodeError{code: exitError, err: fmt.Errorf("%w; a console there runs the queue when it is idle", err)}

@@ -203,7 +203,7 @@ func newCheckCmd(common *commonFlags) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(out, "deployment %s: ok (provider %s)\n", render.SanitizeLine(d.Source), d.Model.Provider)
-			return nil
+			return common.checkSandbox(out, dir, d)
 		},
 	}
 }

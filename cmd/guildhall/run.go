@@ -120,6 +120,7 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags
 func openSession(s *setup, noInput bool) (*runner.Session, error) {
 	sess, err := runner.OpenSession(runner.SessionConfig{
 		Workspace: s.workspace, Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput,
+		Sandbox: s.sandbox.host,
 	})
 	if err != nil {
 		return nil, &exitCodeError{code: exitError, err: err}
@@ -161,6 +162,7 @@ const windDownNotice = "Guildhall is shutting down. Do not start new work: bring
 // windDownGrace to finish; then (or at a second signal) the run stops at
 // its next safe point, resumable.
 func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, sess *runner.Session, s *setup, start func(context.Context) error) error {
+	printSandboxSummary(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf.json, s)
 	_, sub := sess.SubscribeLossless(256)
 	printed := make(chan struct{})
 	go func() {
