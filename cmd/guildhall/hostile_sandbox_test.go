@@ -12,6 +12,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -401,4 +403,73 @@ func openPTY(t *testing.T) (*os.File, string) {
 func legacyTIOCSTI() bool {
 	b, err := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti")
 	return err != nil || strings.TrimSpace(string(b)) != "0"
+}
+
+// With network allowlist, a program inside reaches an allowlisted test
+// server through Guildhall's proxy; a denied host gets the proxy's 403,
+// and both attempts are egress events in the run's log naming the role.
+// An extra writable path takes writes; the rest of the host still does
+// not.
+func TestHostileSandboxAllowlistAndWritable(t *testing.T) {
+	needSandbox(t)
+	h := newHostile(t)
+	ws := h.workspace("allowlist")
+	probeInto(t, ws)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "registry served %s", r.URL.Path)
+	}))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	cache := filepath.Join(h.root, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dep := filepath.Join(h.root, "operator-deployment.json")
+	h.write(dep, fmt.Sprintf(`{"sandbox": {"network": "allowlist", "allow": [%q], "writable": [%q]}}`, addr, cache), 0o644)
+	res, results := h.shellRun(ws, []string{"--deployment", dep},
+		"./probe http http://"+addr+"/pkg/a.tgz",
+		"./probe http http://denied.example/x https://denied.example/",
+		"echo cached > "+cache+"/entry && echo owned >> "+h.outside+"/notes.txt",
+	)
+	if res.code != 0 || len(results) != 3 {
+		t.Fatalf("%s", res)
+	}
+	if !strings.Contains(results[0]["stdout"].(string), "BODY http://"+addr+"/pkg/a.tgz registry served /pkg/a.tgz") {
+		t.Errorf("allowlisted fetch: %v", results[0])
+	}
+	if out := results[1]["stdout"].(string); strings.Contains(out, "OK ") || !strings.Contains(out, "denied.example (port 80) is not on the network allowlist") {
+		t.Errorf("denied fetch: %v", results[1])
+	}
+	if b, err := os.ReadFile(filepath.Join(cache, "entry")); err != nil || string(b) != "cached\n" {
+		t.Errorf("the writable path did not take the write: %q %v", b, err)
+	}
+	var egress []event.EgressPayload
+	for _, line := range strings.Split(res.stdout, "\n") {
+		var e event.Event
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == event.Egress {
+			var p event.EgressPayload
+			if err := e.Decode(&p); err == nil {
+				egress = append(egress, p)
+			}
+		}
+	}
+	want := map[string]bool{"127.0.0.1 true": false, "denied.example false": false}
+	for _, p := range egress {
+		key := fmt.Sprintf("%s %v", p.Host, p.Allowed)
+		if _, ok := want[key]; ok && p.Role == "solo" && p.Via == "proxy" {
+			want[key] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("no egress event %q (role solo): %+v", k, egress)
+		}
+	}
+	if !strings.Contains(res.stderr, "sandbox: workspace-write, network allowlist (1 host), 1 extra writable path") {
+		t.Errorf("summary line:\n%s", res.stderr)
+	}
+	// The cache is the operator's own writable path: drop it from the
+	// outside checks, which the other writes must pass.
+	_ = os.RemoveAll(cache)
+	h.assertSafe()
 }
