@@ -9,6 +9,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -252,6 +253,18 @@ func TestSandboxHidesSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)
+	// Guildhall's own state and configuration, outside HOME.
+	state, config := filepath.Join(outside, "state"), filepath.Join(outside, "config")
+	for _, d := range []string{state, config} {
+		if err := os.MkdirAll(filepath.Join(d, "guildhall"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "guildhall", "records.key"), []byte("STATE-SECRET\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", config)
 	if err := os.WriteFile(filepath.Join(dir, ".orchestration", "queue.json"), []byte(`{"items":["ORCH-SECRET"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +288,8 @@ func TestSandboxHidesSecrets(t *testing.T) {
 		{"environ by pid", "cat /proc/" + pid + "/environ", "ENV-SECRET"},
 		{"environ by scan", "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep SECRET", "ENV-SECRET"},
 		{"cmdline by scan", "ls /proc | grep -x " + pid, pid},
+		{"Guildhall's state", "cat " + state + "/guildhall/records.key", "STATE-SECRET"},
+		{"Guildhall's configuration", "cat " + config + "/guildhall/records.key", "STATE-SECRET"},
 		{"orchestration read", "cat .orchestration/queue.json", "ORCH-SECRET"},
 		{"orchestration list", "ls .orchestration", "queue.json"},
 	}
@@ -737,6 +752,13 @@ func TestSandboxTimeoutsAndCancellation(t *testing.T) {
 	r = call(t, env, "run_shell", map[string]any{"command": "echo before; while :; do :; done", "timeoutSeconds": 0.5})
 	if r.Kind != KindTimeout {
 		t.Errorf("builtin loop: %+v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	start := time.Now()
+	r = runShell{}.Call(ctx, env, json.RawMessage(`{"command":"sleep 30"}`))
+	cancel()
+	if r.Kind != KindError || !strings.Contains(r.Message, "cancelled") || time.Since(start) > 5*time.Second {
+		t.Errorf("cancelled: %+v after %s", r, time.Since(start))
 	}
 	d := shellResult(t, env, "sh -c 'kill -KILL 2'; echo unreachable")
 	if exitOf(d) != -1 || !strings.Contains(d["stderr"].(string), "stopped before the command finished") {

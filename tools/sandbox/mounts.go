@@ -93,6 +93,14 @@ func newLayout(p Policy, ws, scratch string) (layout, error) {
 			return layout{}, fmt.Errorf("workspace %s holds your home folder %s, which the sandbox must hide; open a project folder instead", ws, home)
 		}
 	}
+	// The workspace and the writable paths were canonical when the policy
+	// was made; between two starts a command may have replaced a folder on
+	// their way with a link, which a bind would follow.
+	for _, d := range append([]string{ws}, p.writable...) {
+		if c, err := filepath.EvalSymlinks(d); err != nil || c != d {
+			return layout{}, fmt.Errorf("%s is no longer the folder it was (it moved, or a link replaced part of its path); the sandbox will not bind it", d)
+		}
+	}
 	l := layout{ws: ws, readOnly: p.mode == ReadOnly, writable: p.writable, scratch: scratch}
 	l.home = fallbackHome
 	if h.envHome != "" && isDir(h.envHome) {

@@ -204,6 +204,25 @@ func TestNewLayoutRefuses(t *testing.T) {
 		}
 	}
 	ws := filepath.Join(home, "proj")
+	// A writable path whose parent a command replaced with a link since
+	// the policy was made.
+	cache := filepath.Join(root, "a", "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wp, err := NewPolicy(Config{Writable: []string{cache}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "b"), filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newLayout(wp, ws, root); err == nil || !strings.Contains(err.Error(), "no longer the folder") {
+		t.Errorf("a writable path behind a new link: %v", err)
+	}
 	if err := os.Symlink(root, filepath.Join(ws, ".orchestration")); err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,9 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
-	if hp.dead() {
+	// After a timeout the helper may hold an interpreter it abandoned (a
+	// builtin stuck opening a FIFO): start afresh at the next command.
+	if hp.dead() || res.TimedOut {
 		s.stopHelper()
 	}
 	return res, err
