@@ -246,3 +246,15 @@ func BenchmarkRunExternalTrue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheck is the startup probe every command that runs tools pays
+// once: a trivial command in the sandbox's namespaces.
+func BenchmarkCheck(b *testing.B) {
+	needBwrap(b)
+	p, _ := NewPolicy(Config{})
+	for b.Loop() {
+		if err := NewHost().Check(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
