@@ -32,8 +32,11 @@ var hiddenAlways = []string{
 	"/etc/ssl/private", "/etc/letsencrypt",
 }
 
-// hiddenFiles are root-readable secrets masked with /dev/null.
-var hiddenFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-"}
+// hiddenFiles are root-readable secrets masked with /dev/null (patterns
+// as filepath.Glob takes them): password hashes, the SSH host keys, a
+// Kerberos keytab.
+var hiddenFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/ssh/ssh_host_*_key", "/etc/krb5.keytab"}
 
 // The kernel's interfaces under the fresh /proc that act on the whole
 // host, not the sandbox: sysctls (kernel.core_pattern runs a program as
@@ -116,9 +119,12 @@ func newLayout(p Policy, ws, scratch string) (layout, error) {
 		}
 	}
 	l.hidden, l.rehide = l.masks(dedupe(exist))
-	for _, f := range hiddenFiles {
-		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
-			l.files = append(l.files, f)
+	for _, pattern := range hiddenFiles {
+		matches, _ := filepath.Glob(pattern)
+		for _, f := range matches {
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+				l.files = append(l.files, f)
+			}
 		}
 	}
 	l.kernel = kernelMasks()
