@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Generation holds the default sampling parameters applied to every role.
@@ -73,18 +74,6 @@ type ContextPolicy struct {
 	MaxToolOutputChars int `json:"maxToolOutputChars,omitempty"`
 }
 
-// --- Egress (webtools; the sandbox work owns the full sandbox section) ---
-
-// SandboxConfig is deployment.json's sandbox section. Only its network
-// policy is read here.
-type SandboxConfig struct {
-	// Network is "off" (the default: nothing is reached) or "allowlist".
-	Network string `json:"network,omitempty"`
-	// Allow is the allowlist (tools/egress patterns) when Network is
-	// "allowlist".
-	Allow []string `json:"allow,omitempty"`
-}
-
 // WebSearchSection is deployment.json's webSearch section: where
 // web_search sends queries. Kagi's key comes from the environment.
 type WebSearchSection struct {
@@ -94,15 +83,16 @@ type WebSearchSection struct {
 	Endpoint string `json:"endpoint,omitempty"`
 }
 
-// --- end egress ---
-
 // Deployment holds the knobs set once per machine.
 type Deployment struct {
-	Model         ModelConfig      `json:"model"`
-	Executor      ExecutorConfig   `json:"executor"`
-	ContextPolicy ContextPolicy    `json:"contextPolicy"`
-	Sandbox       SandboxConfig    `json:"sandbox"`
-	WebSearch     WebSearchSection `json:"webSearch"`
+	Model         ModelConfig    `json:"model"`
+	Executor      ExecutorConfig `json:"executor"`
+	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	// Sandbox confines the subprocess tools (Guildhall addition; see
+	// tools/sandbox and docs/security.md); its network allowlist also
+	// governs the web tools.
+	Sandbox   sandbox.Config   `json:"sandbox"`
+	WebSearch WebSearchSection `json:"webSearch"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -185,6 +175,7 @@ func DefaultDeployment() *Deployment {
 			},
 		},
 		ContextPolicy: ContextPolicy{MaxToolOutputChars: 4000},
+		Sandbox:       sandbox.Config{Mode: string(sandbox.WorkspaceWrite), Network: string(sandbox.NetworkOff)},
 	}
 }
 
@@ -201,7 +192,7 @@ var deploymentShape = shape{
 		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
-	"sandbox":       shape{"network": nil, "allow": nil},
+	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
 }
 
@@ -345,7 +336,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.ContextPolicy.MaxToolOutputChars < 1 {
 		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
 	}
-	checkSandboxNetwork(c, root, d)
+	checkSandboxValues(c, root, d)
 	checkWebSearch(c, root, d)
 }
 

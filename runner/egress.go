@@ -28,29 +28,6 @@ func (d *Deployment) EgressPolicy() egress.Policy {
 	return p
 }
 
-// checkSandboxNetwork validates sandbox.network and sandbox.allow.
-func checkSandboxNetwork(c *checker, root *jnode, d *Deployment) {
-	sb := root.field("sandbox")
-	switch d.Sandbox.Network {
-	case "", "off", "allowlist":
-	default:
-		c.errorf(offsetOf(sb.field("network")), "sandbox.network %q is not one of off, allowlist", d.Sandbox.Network)
-	}
-	allow := sb.field("allow")
-	for i, pat := range d.Sandbox.Allow {
-		if _, err := egress.ParsePolicy([]string{pat}); err != nil {
-			at := offsetOf(allow)
-			if allow != nil && i < len(allow.items) {
-				at = allow.items[i].offset
-			}
-			c.errorf(at, "sandbox.allow[%d] %q: %v", i, pat, unwrapPattern(err))
-		}
-	}
-	if len(d.Sandbox.Allow) > 0 && d.Sandbox.Network != "allowlist" {
-		c.errorf(offsetOf(allow), "sandbox.allow lists hosts, but sandbox.network is %q; set \"network\": \"allowlist\" to use them", orOff(d.Sandbox.Network))
-	}
-}
-
 // offsetOf is n's offset, or the file's start when the node is missing.
 func offsetOf(n *jnode) int64 {
 	if n == nil {
@@ -59,22 +36,7 @@ func offsetOf(n *jnode) int64 {
 	return n.offset
 }
 
-// unwrapPattern drops ParsePolicy's "allow[0] …:" prefix, which would
-// number the pattern wrongly here.
-func unwrapPattern(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, ": "); i >= 0 {
-		return msg[i+2:]
-	}
-	return msg
-}
 
-func orOff(s string) string {
-	if s == "" {
-		return "off"
-	}
-	return s
-}
 
 // checkWebSearch validates the webSearch section.
 func checkWebSearch(c *checker, root *jnode, d *Deployment) {

@@ -19,6 +19,7 @@ import (
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 func TestEgressDeploymentValidation(t *testing.T) {
@@ -26,7 +27,7 @@ func TestEgressDeploymentValidation(t *testing.T) {
 		name, json string
 		want       []string
 	}{
-		{"unknown network", `{"sandbox": {"network": "on"}}`, []string{"d.json:1:25", `sandbox.network "on" is not one of off, allowlist`}},
+		{"unknown network", `{"sandbox": {"network": "on"}}`, []string{"d.json:1:25", `sandbox.network "on" is not one of off (the default), allowlist`}},
 		{"bad pattern", "{\"sandbox\": {\"network\": \"allowlist\",\n  \"allow\": [\"pypi.org\", \"*\"]}}", []string{"d.json:2:25", `sandbox.allow[1] "*"`, "turns the allowlist off"}},
 		{"a URL is not a pattern", `{"sandbox": {"network": "allowlist", "allow": ["https://pypi.org/simple"]}}`, []string{`sandbox.allow[0]`, "not a URL"}},
 		{"allow without allowlist", `{"sandbox": {"allow": ["pypi.org"]}}`, []string{`sandbox.network is "off"`, `"network": "allowlist"`}},
@@ -166,7 +167,7 @@ func TestWebToolsThroughTheOriginalsGuild(t *testing.T) {
 			turn("", finishCall("success", "brief")),
 		},
 	})
-	h.opts.Deployment.Sandbox = SandboxConfig{Network: "allowlist", Allow: []string{hostOf(web.site.URL)}}
+	h.opts.Deployment.Sandbox = sandbox.Config{Network: "allowlist", Allow: []string{hostOf(web.site.URL)}}
 	h.opts.Deployment.WebSearch = WebSearchSection{Provider: "searxng", Endpoint: web.searx.URL}
 	out, evs, _ := h.run()
 	if out.Status != store.StatusSuccess {

@@ -92,7 +92,8 @@ func TestForeignRunsAreNeverResumed(t *testing.T) {
 	for name, plant := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			marker := filepath.Join(t.TempDir(), "marker")
+			// In the workspace: a sandboxed command's /tmp is its own.
+			marker := filepath.Join(dir, "marker")
 			plant(t, dir, marker)
 			ws := testWS(dir)
 			runDir, _ := ws.RunDir(id)
@@ -136,7 +137,7 @@ func TestForeignRunsAreNeverResumed(t *testing.T) {
 
 	t.Run("control: sealed here, it resumes and runs", func(t *testing.T) {
 		dir := t.TempDir()
-		marker := filepath.Join(t.TempDir(), "marker")
+		marker := filepath.Join(dir, "marker")
 		plantedRun(t, dir, id, marker, testSealer(dir))
 		ws := testWS(dir)
 		if err := Resumable(ws, id, g); err != nil {

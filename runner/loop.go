@@ -354,6 +354,7 @@ func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *to
 		Workspace: r.wsTool, RunID: r.id, RunsDir: r.ws.Runs(), Role: f.Role, RoleID: f.RoleID,
 		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv,
 		Egress: r.opts.Deployment.EgressPolicy(), OnEgress: r.egressReporter(f),
+		Sandbox: r.sb,
 	}
 	if r.opts.WebSearch != nil {
 		env.WebSearch = *r.opts.WebSearch

@@ -24,6 +24,7 @@ import (
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Effort tiers.
@@ -89,6 +90,9 @@ type Options struct {
 	// WebSearch is web_search's endpoint and key; nil means resolved from
 	// the deployment and the environment when the run starts.
 	WebSearch *tools.WebSearchConfig
+	// Sandbox is the process's sandbox host (cmd/guildhall makes one); nil
+	// gets a default one. The policy is Deployment.Sandbox.
+	Sandbox *sandbox.Host
 }
 
 // Outcome is how a run ended.
@@ -113,6 +117,7 @@ type Run struct {
 	id     string
 	ws     store.Workspace
 	wsTool *tools.Workspace
+	sb     *sandbox.Sandbox
 	meta   *store.Meta
 	metaMu sync.Mutex
 	log    *store.LogWriter
@@ -274,8 +279,10 @@ func (r *Run) open() error {
 	if err != nil {
 		return err
 	}
-	r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace)
-	return err
+	if r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace); err != nil {
+		return err
+	}
+	return r.openSandbox()
 }
 
 // entryHistory assembles the entry role's opening messages: the system
@@ -419,6 +426,7 @@ func (r *Run) saveMeta() error {
 }
 
 func (r *Run) close() {
+	r.closeSandbox()
 	if r.log != nil {
 		_ = r.log.Close()
 	}

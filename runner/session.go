@@ -12,6 +12,7 @@ import (
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Errors a session reports to its clients.
@@ -39,6 +40,8 @@ type SessionConfig struct {
 	Provider   provider.Provider
 	Tools      tools.Registry
 	NoInput    bool
+	// Sandbox is the process's sandbox host; nil gets a default one.
+	Sandbox *sandbox.Host
 }
 
 // Submission is a task submitted to a session.
@@ -136,6 +139,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
+		Sandbox: s.cfg.Sandbox,
 	})
 	if err != nil {
 		return "", err
@@ -166,6 +170,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WebSearch: s.cfg.WebSearch,
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
+		Sandbox: s.cfg.Sandbox,
 	}, id)
 	if err != nil {
 		return err

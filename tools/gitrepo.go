@@ -100,6 +100,9 @@ func gitProcess(ctx context.Context, env *Env, layout store.GitLayout, settings 
 		Env:      gitEnv(env, settings),
 		Timeout:  timeout,
 		MaxChars: maxChars,
+		// A sandbox per command, without network; .git writable only for
+		// the commands that write it (git_sandbox.go).
+		Sandbox: env.Sandbox, WritableGit: gitWrites(args),
 	})
 	switch {
 	case errors.Is(err, errCancelled):

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // newWS creates a workspace directory with the given files and opens it.
@@ -34,13 +36,30 @@ func newWS(t *testing.T, files map[string]string) (*Workspace, string) {
 	return ws, ws.canon
 }
 
+// testEnv is a tool environment with the sandbox off (mode none): the
+// tools' own behaviour, unconfined. sandbox_test.go runs the same tools
+// confined.
 func testEnv(ws *Workspace) *Env {
 	return &Env{
 		Workspace:      ws,
 		RunID:          "run-20250101-120000",
 		RunsDir:        filepath.Join(ws.Dir(), ".orchestration", "runs"),
 		TimeoutCeiling: 20 * time.Second,
+		Sandbox:        unconfined(),
 	}
+}
+
+// unconfined is a mode-none sandbox.
+func unconfined() *sandbox.Sandbox {
+	p, err := sandbox.NewPolicy(sandbox.Config{Mode: "none"})
+	if err != nil {
+		panic(err)
+	}
+	sb, err := sandbox.NewHost().Open(sandbox.Options{Policy: p})
+	if err != nil {
+		panic(err)
+	}
+	return sb
 }
 
 // call runs a built-in tool with args given as a Go value.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
-	"syscall"
 )
 
 // runShell is run_shell {command, timeoutSeconds?} → {exitCode, stdout,
@@ -42,14 +40,6 @@ func (runShell) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 	return OK(res)
 }
 
-// errText is a start error's reason without the paths it may carry.
-func errText(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno.Error()
-	}
-	if errors.Is(err, exec.ErrNotFound) {
-		return "executable not found"
-	}
-	return "start failed"
-}
+// errText is a start error's reason without the paths it may carry, or
+// the sandbox's own explanation.
+func errText(err error) string { return startFailure(err) }

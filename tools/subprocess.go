@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +12,9 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/guildhall/guildhall/tools/sandbox"
+	"github.com/guildhall/guildhall/tools/shell"
 )
 
 // Subprocess limits.
@@ -24,7 +26,7 @@ const (
 	// pipeGrace bounds how long output is drained after the process group
 	// was killed, in case a process escaped the group with the pipes, and
 	// how long a timed-out shell interpreter may take to unwind.
-	pipeGrace = 2 * time.Second
+	pipeGrace = shell.PipeGrace
 )
 
 // procSpec is one subprocess to run.
@@ -34,6 +36,10 @@ type procSpec struct {
 	Env      []string
 	Timeout  time.Duration
 	MaxChars int // per stream
+	// Sandbox runs the program in a sandbox of its own (nil refuses to run
+	// it); WritableGit lets it write the workspace's .git.
+	Sandbox     *sandbox.Sandbox
+	WritableGit bool
 }
 
 // procResult is what a subprocess did. ExitCode is -1 when it was killed.
@@ -47,16 +53,26 @@ type procResult struct {
 }
 
 // errCancelled reports a subprocess stopped because the call was cancelled.
-var errCancelled = errors.New("cancelled")
+var errCancelled = shell.ErrCancelled
 
-// runProcess runs argv in its own process group with stdin on /dev/null.
-// The git tools use it with a fixed argv; shell commands go through
-// runScript instead.
+// runProcess runs argv in the run's sandbox, in its own session with stdin
+// on /dev/null. The git tools use it with a fixed argv; shell commands go
+// through shellCall instead.
 // On timeout or cancellation the whole group is killed; after the leader
-// exits the group is killed as well, so no background child outlives the
+// exits the group is killed as well, and the sandbox's process registry
+// sweeps up anything that escaped, so no background child outlives the
 // call. A start failure is returned as an error; everything after start is
 // in the result.
 func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
+	if spec.Sandbox == nil {
+		return procResult{}, errNoSandbox
+	}
+	argv, environ, err := spec.Sandbox.Command(spec.Argv, spec.Env, spec.WritableGit)
+	if err != nil {
+		return procResult{}, err
+	}
+	reaper := spec.Sandbox.Reaper()
+	defer reaper.Sweep()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return procResult{}, fmt.Errorf("pipe: %w", err)
@@ -67,12 +83,12 @@ func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
 		outW.Close()
 		return procResult{}, fmt.Errorf("pipe: %w", err)
 	}
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
+	cmd.Env = environ
 	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	startErr := cmd.Start()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startErr := reaper.Start(cmd)
 	outW.Close()
 	errW.Close()
 	if startErr != nil {
@@ -82,14 +98,14 @@ func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
 	}
 	pgid := cmd.Process.Pid
 	limit := spec.MaxChars * utf8.UTFMax
-	stdout, stderr := newCapture(limit), newCapture(limit)
+	stdout, stderr := shell.NewCapture(limit), shell.NewCapture(limit)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); _, _ = io.Copy(stdout, outR) }()
 	go func() { defer readers.Done(); _, _ = io.Copy(stderr, errR) }()
 
 	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
+	go func() { _ = cmd.Wait(); reaper.Waited(cmd); close(waited) }()
 	timer := time.NewTimer(spec.Timeout)
 	defer timer.Stop()
 	var res procResult
@@ -108,90 +124,12 @@ func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
 	// Reap what the leader left running in its group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 
-	drainPipes(&readers, outR, errR)
+	shell.DrainPipes(&readers, outR, errR)
 
 	res.ExitCode = cmd.ProcessState.ExitCode()
-	res.Stdout, res.stdoutCut = stdout.text(spec.MaxChars)
-	res.Stderr, _ = stderr.text(spec.MaxChars)
+	res.Stdout, res.stdoutCut = stdout.Text(spec.MaxChars)
+	res.Stderr, _ = stderr.Text(spec.MaxChars)
 	return res, runErr
-}
-
-// drainPipes waits for the readers copying from pipes to finish, at most
-// pipeGrace (a process that escaped its group may still hold a write end),
-// then closes the pipes, which ends the readers.
-func drainPipes(readers *sync.WaitGroup, pipes ...*os.File) {
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	grace := time.NewTimer(pipeGrace)
-	select {
-	case <-drained:
-	case <-grace.C:
-	}
-	grace.Stop()
-	for _, p := range pipes {
-		p.Close()
-	}
-	<-drained
-}
-
-// capture keeps the first and last limit bytes of a stream.
-type capture struct {
-	mu    sync.Mutex
-	limit int
-	head  []byte
-	tail  []byte
-	total int64
-}
-
-func newCapture(limit int) *capture { return &capture{limit: limit} }
-
-func (c *capture) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total += int64(len(p))
-	rest := p
-	if room := c.limit - len(c.head); room > 0 {
-		n := min(room, len(rest))
-		c.head = append(c.head, rest[:n]...)
-		rest = rest[n:]
-	}
-	if len(rest) > 0 {
-		c.tail = append(c.tail, rest...)
-		if len(c.tail) > 2*c.limit {
-			c.tail = append(c.tail[:0], c.tail[len(c.tail)-c.limit:]...)
-		}
-	}
-	return len(p), nil
-}
-
-// text renders the stream, keeping its start and end when it exceeds max
-// characters, with a marker in between.
-func (c *capture) text(max int) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	tail := c.tail
-	if len(tail) > c.limit {
-		tail = tail[len(tail)-c.limit:]
-	}
-	dropped := c.total - int64(len(c.head)) - int64(len(tail))
-	s := decodeUTF8(append(append([]byte{}, c.head...), tail...))
-	n := utf8.RuneCountInString(s)
-	if n <= max && dropped == 0 {
-		return s, false
-	}
-	half := max / 2
-	head, _ := cutRunes(s, half)
-	rs := []rune(s)
-	end := string(rs[max32(len(rs)-half, 0):])
-	return fmt.Sprintf("%s\n[… output truncated: %d bytes in all, only the first and last %d characters are shown …]\n%s",
-		head, c.total, half, end), true
-}
-
-func max32(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // callTimeout is a call's timeout: the requested seconds when below the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/tools/egress"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Tool is one callable tool.
@@ -123,4 +124,7 @@ type Env struct {
 	// WebSearch is web_search's endpoint; the zero value leaves it
 	// unavailable.
 	WebSearch WebSearchConfig
+	// Sandbox confines the subprocess tools (tools/sandbox); without one
+	// they refuse to run.
+	Sandbox *sandbox.Sandbox
 }

@@ -23,11 +23,21 @@ import (
 //
 // GUILDHALL_BENCH_WRAP prefixes the command, e.g. to profile each run with
 // "perf record -g -o /tmp/perf%d.data --" (%d is the iteration).
+//
+// It runs once with the sandbox (the default; the shell commands run in
+// the sandbox's helper, whose CPU counts as the children's) and once with
+// --sandbox none.
 func BenchmarkProcess100ToolTurns(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "guildhall")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
+	for _, mode := range []string{"workspace-write", "none"} {
+		b.Run("sandbox="+mode, func(b *testing.B) { benchProcess100(b, bin, mode) })
+	}
+}
+
+func benchProcess100(b *testing.B, bin, mode string) {
 	var cpu, children, wall time.Duration
 	var rss int64
 	for i := 0; i < b.N; i++ {
@@ -48,7 +58,7 @@ func BenchmarkProcess100ToolTurns(b *testing.B) {
 		_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
 		_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
 		_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
-		argv := []string{bin, "run", "--workspace", ws, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "do 100 turns"}
+		argv := []string{bin, "run", "--workspace", ws, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "--sandbox", mode, "do 100 turns"}
 		if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
 			argv = append(strings.Fields(strings.ReplaceAll(w, "%d", strconv.Itoa(i))), argv...)
 		}

@@ -41,6 +41,7 @@ type commonFlags struct {
 	// (meta.json's guildPath): it replaces the usual choice, but not an
 	// explicit --guild.
 	recordedGuild string
+	sandbox       sandboxFlags
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {
@@ -56,6 +57,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
 	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
 	fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
+	c.sandbox.register(fs)
 }
 
 // setup is everything a run needs, resolved from flags, files and the
@@ -73,6 +75,8 @@ type setup struct {
 	trust trustState
 	// kagiKey is web_search's Kagi key, read at start with the others.
 	kagiKey string
+	// sandbox is the resolved sandbox policy and its host.
+	sandbox sandboxState
 }
 
 // webSearch is web_search's configuration: the deployment's section and
@@ -448,6 +452,10 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	if err != nil {
 		return nil, err
 	}
+	sb, err := c.resolveSandbox(cfg.workspace, cfg.deployment) // before any model call
+	if err != nil {
+		return nil, err
+	}
 	key, keyNote := cfg.keyFor(c.keys)
 	notes := cfg.notes
 	if keyNote != "" {
@@ -458,5 +466,5 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		return nil, err
 	}
 	return &setup{workspace: cfg.workspace, guild: cfg.guild, deployment: cfg.deployment, provider: p,
-		notes: append(notes, pnotes...), records: records, trust: cfg.trust, kagiKey: c.keys.kagi()}, nil
+		notes: append(notes, pnotes...), records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb}, nil
 }

@@ -38,6 +38,9 @@ needs no network and no key.`,
 				return err
 			}
 			defer cleanup()
+			if err := common.applySandbox(s); err != nil {
+				return err
+			}
 			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace)
 			if !df.headless {
 				return runConsoleWith(cmd, common, s, seed.DemoTask())

@@ -41,6 +41,7 @@ func (e *exitCodeError) Error() string {
 func usageErr(err error) error { return &exitCodeError{code: exitUsage, err: err} }
 
 func main() {
+	beforeCLI()
 	keys := takeKeys()
 	os.Exit(executeWith(keys, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // TestMain gives the whole test binary its own operator state, runtime
@@ -12,6 +14,7 @@ import (
 // and tests run in-process (runCLI) see a fresh operator. XDG_CACHE_HOME
 // is left alone: the go command keeps its build cache there.
 func TestMain(m *testing.M) {
+	sandbox.RunHelperIfAsked()
 	dir, err := os.MkdirTemp("", "guildhall-cmd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -284,7 +284,7 @@ seed guild and defaults. GUILD_DIR checks that guild folder instead.`,
 			if _, note := cfg.keyFor(common.keys); note != "" {
 				fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 			}
-			return nil
+			return common.checkSandbox(out, cfg.workspace, d)
 		},
 	}
 }

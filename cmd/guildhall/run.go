@@ -152,6 +152,7 @@ func (s *setup) sessionConfig(noInput bool) runner.SessionConfig {
 	return runner.SessionConfig{
 		Workspace: s.workspace, Sealer: s.records.Seal, Redactor: s.records.Redact, WorkspaceConfig: s.trust.info(),
 		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput, WebSearch: s.webSearch(),
+		Sandbox: s.sandbox.host,
 	}
 }
 
@@ -238,6 +239,7 @@ const windDownNotice = "Guildhall is shutting down. Do not start new work: bring
 // windDownGrace to finish; then (or at a second signal) the run stops at
 // its next safe point, resumable.
 func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, sess *runner.Session, s *setup, start func(context.Context) error) error {
+	printSandboxSummary(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf.json, s)
 	_, sub := sess.SubscribeLossless(256)
 	printed := make(chan struct{})
 	go func() {

@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/tools/egress"
+	"github.com/guildhall/guildhall/tools/sandbox"
+)
+
+// checkSandboxValues validates deployment.json's sandbox section, each
+// problem at its own position.
+func checkSandboxValues(c *checker, root *jnode, d *Deployment) {
+	sec := root.field("sandbox")
+	if sec == nil {
+		return
+	}
+	at := func(key string) int64 {
+		if n := sec.field(key); n != nil {
+			return n.offset
+		}
+		return sec.offset
+	}
+	item := func(key string, i int) int64 {
+		if n := sec.field(key); n != nil && i < len(n.items) {
+			return n.items[i].offset
+		}
+		return at(key)
+	}
+	s := d.Sandbox
+	if _, err := sandbox.ParseMode(s.Mode); err != nil {
+		c.errorf(at("mode"), "sandbox.mode %q is not one of workspace-write (the default), read-only, none", s.Mode)
+	}
+	if _, err := sandbox.ParseNetwork(s.Network); err != nil {
+		c.errorf(at("network"), "sandbox.network %q is not one of off (the default), allowlist", s.Network)
+	}
+	if len(s.Allow) > 0 && s.Network != string(sandbox.NetworkAllowlist) {
+		network := s.Network
+		if network == "" {
+			network = "off"
+		}
+		c.errorf(at("allow"), "sandbox.allow lists hosts, but sandbox.network is %q; set \"network\": \"allowlist\" to use them", network)
+	}
+	for i, pat := range s.Allow {
+		if _, err := egress.ParsePolicy([]string{pat}); err != nil {
+			c.errorf(item("allow", i), "sandbox.allow[%d] %q: %s", i, pat, strings.TrimPrefix(err.Error(), fmt.Sprintf("allow[0] %q: ", pat)))
+		}
+	}
+	for i, w := range s.Writable {
+		if _, err := sandbox.CheckWritable(w); err != nil {
+			c.errorf(item("writable", i), "sandbox.writable[%d] %q: %v", i, w, err)
+		}
+	}
+}
+
+// openSandbox prepares the run's sandbox from the deployment's policy. It
+// starts nothing: the helper starts at the first command.
+func (r *Run) openSandbox() error {
+	p, err := sandbox.NewPolicy(r.opts.Deployment.Sandbox)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	host := r.opts.Sandbox
+	if host == nil {
+		host = sandbox.NewHost()
+	}
+	r.sb, err = host.Open(sandbox.Options{Policy: p, Workspace: r.wsTool.Canonical(), OnEgress: r.egressEvent})
+	return err
+}
+
+// egressEvent logs one decision of the sandbox's proxy for the role whose
+// call made it.
+func (r *Run) egressEvent(d egress.Decision, c sandbox.Caller) {
+	r.emit(event.Egress, event.EgressPayload{
+		Host: d.Host, Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Via: d.Via, Reason: d.Reason,
+		Role: c.Role, RoleID: c.RoleID,
+	})
+}
+
+// closeSandbox stops the run's helper and proxy; no egress event comes
+// after it.
+func (r *Run) closeSandbox() {
+	if r.sb != nil {
+		_ = r.sb.Close()
+	}
+}

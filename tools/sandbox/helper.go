@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/guildhall/guildhall/tools/shell"
+)
+
+// HelperCommand is the hidden sub-command that makes the guildhall binary
+// (or a test binary) the in-sandbox helper. It is dispatched before any
+// command-line parsing (RunHelperIfAsked).
+const HelperCommand = "__guildhall-sandbox-helper"
+
+// RunHelperIfAsked runs the helper and exits when this process was
+// started as one; otherwise it returns at once. A program's main, or a
+// test's TestMain, calls it first.
+func RunHelperIfAsked() {
+	if len(os.Args) > 1 && os.Args[1] == HelperCommand {
+		os.Exit(helperMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+}
+
+// helperMain serves requests read from in and answers on out, one at a
+// time, until in ends. After each command it kills every other process
+// in the sandbox, so nothing a command started (a background job, a
+// `setsid -f` daemon) outlives it; and when in ends (Guildhall went away)
+// it kills them and exits.
+func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int {
+	if !inSandboxNamespace() {
+		fmt.Fprintln(diag, "guildhall: the sandbox helper only runs inside the sandbox Guildhall starts")
+		return 2
+	}
+	if err := undumpable(); err != nil {
+		fmt.Fprintln(diag, "guildhall sandbox helper:", err)
+		return 2
+	}
+	var sock string
+	if len(args) == 2 && args[0] == "--proxy" {
+		sock = args[1]
+	} else if len(args) != 0 {
+		fmt.Fprintln(diag, "guildhall sandbox helper: unexpected arguments")
+		return 2
+	}
+	hi := hello{Version: protocolVersion}
+	if sock != "" {
+		port, err := bridgeProxy(sock)
+		if err != nil {
+			hi.Error = "proxy bridge: " + err.Error()
+		}
+		hi.ProxyPort = port
+	}
+	if err := writeFrame(out, hi); err != nil || hi.Error != "" {
+		return 1
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	reqs := make(chan request)
+	go func() {
+		defer close(reqs)
+		defer stop()
+		for {
+			var req request
+			if err := readFrame(in, &req); err != nil {
+				return
+			}
+			select {
+			case reqs <- req:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for req := range reqs {
+		resp := serve(ctx, req)
+		killAllButMe()
+		if ctx.Err() != nil {
+			return 0
+		}
+		if err := writeFrame(out, resp); err != nil {
+			return 1
+		}
+	}
+	killAllButMe()
+	return 0
+}
+
+// serve interprets one request.
+func serve(ctx context.Context, req request) response {
+	res, err := shell.Run(ctx, shell.Spec{
+		Dir: req.Dir, Command: req.Command, Env: req.Env,
+		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars,
+	})
+	if err != nil && !errors.Is(err, shell.ErrCancelled) {
+		return response{Failure: err.Error()}
+	}
+	return response{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut, StdoutCut: res.StdoutCut}
+}
+
+// bridgeProxy listens on the sandbox's own loopback and carries each
+// connection to Guildhall's proxy over the Unix socket bound in at sock:
+// programs speak TCP to a proxy, and the sandbox has no other way out.
+func bridgeProxy(sock string) (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go bridge(c, sock)
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	n, _ := strconv.Atoi(port)
+	return n, nil
+}
+
+func bridge(c net.Conn, sock string) {
+	defer c.Close()
+	up, err := net.Dial("unix", sock)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(up, c); closeWrite(up); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); closeWrite(c); done <- struct{}{} }()
+	<-done
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+}

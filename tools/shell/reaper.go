@@ -1,0 +1,77 @@
+package shell
+
+import (
+	"os/exec"
+	"sync"
+)
+
+// Reaper knows every process this Guildhall process started and has not
+// waited for yet, so that, when the process is a child subreaper, a sweep
+// can find the processes a tool call left behind: anything that escaped
+// its session (`setsid -f`, a double-forking daemon) is reparented to this
+// process when its parent dies, and shows up as a child nobody started.
+//
+// A sweep kills and reaps only those orphans, each by its pid: it never
+// waits for "any child", so it cannot take an exit status from os/exec's
+// own Wait. One Reaper serves a whole process, and every process start
+// must go through it (Start); a child started otherwise would look like
+// an orphan. Tool calls run one at a time, so an orphan found at the end of
+// a call belongs to that call.
+//
+// The zero value and nil are ready to use; nil registers nothing.
+type Reaper struct {
+	mu   sync.Mutex
+	live map[int]struct{}
+}
+
+// NewReaper returns an empty registry.
+func NewReaper() *Reaper { return &Reaper{} }
+
+// Start starts cmd and registers it until Waited.
+func (r *Reaper) Start(cmd *exec.Cmd) error {
+	if r == nil {
+		return cmd.Start()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if r.live == nil {
+		r.live = map[int]struct{}{}
+	}
+	r.live[cmd.Process.Pid] = struct{}{}
+	return nil
+}
+
+// Waited unregisters cmd once its Wait has returned.
+func (r *Reaper) Waited(cmd *exec.Cmd) {
+	if r == nil || cmd.Process == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.live, cmd.Process.Pid)
+	r.mu.Unlock()
+}
+
+// Sweep kills and reaps every child of this process that the registry
+// does not know: orphans adopted because this process is a child
+// subreaper. It does nothing unless the process is one (see
+// EnableSubreaper), and returns the number of processes it killed.
+func (r *Reaper) Sweep() int {
+	if r == nil || !isSubreaper() {
+		return 0
+	}
+	return r.sweep()
+}
+
+// unknown returns the children not in the registry. The caller holds r.mu.
+func (r *Reaper) unknown(children []int) []int {
+	var out []int
+	for _, pid := range children {
+		if _, ok := r.live[pid]; !ok {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

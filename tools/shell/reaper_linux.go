@@ -1,0 +1,127 @@
+package shell
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// EnableSubreaper makes this process a child subreaper
+// (PR_SET_CHILD_SUBREAPER): a process that escapes its parent's session
+// and outlives it is reparented here rather than to init, where a Reaper
+// sweep finds it. Only a program's main should call it: it changes the
+// whole process.
+func EnableSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+func isSubreaper() bool {
+	// The kernel writes an int through the pointer given as arg2; a heap
+	// value does not move while it does.
+	v := new(int32)
+	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(v)), 0, 0, 0)
+	runtime.KeepAlive(v)
+	return err == nil && *v != 0
+}
+
+// sweepDeadline bounds one sweep: a process stuck in uninterruptible sleep
+// dies when the kernel lets it, and the next sweep reaps it.
+const sweepDeadline = 2 * time.Second
+
+func (r *Reaper) sweep() int {
+	deadline := time.Now().Add(sweepDeadline)
+	killed := 0
+	for {
+		r.mu.Lock()
+		orphans := r.unknown(children())
+		for _, pid := range orphans {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		r.mu.Unlock()
+		if len(orphans) == 0 {
+			return killed
+		}
+		killed += len(orphans)
+		// Reaping one orphan reparents its own children here, so they
+		// appear in the next round.
+		for _, pid := range orphans {
+			reap(pid, deadline)
+		}
+		if time.Now().After(deadline) {
+			return killed
+		}
+	}
+}
+
+// reap waits for pid, and only pid, to exit, until deadline.
+func reap(pid int, deadline time.Time) {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if got == pid || (err != nil && err != syscall.EINTR) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// children lists this process's children: /proc/self/task/*/children
+// (each thread's own), or a scan of /proc when the kernel lacks that file.
+func children() []int {
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	if len(tasks) == 0 {
+		return scanChildren()
+	}
+	var out []int
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(field)); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// scanChildren finds the processes whose parent is this one.
+func scanChildren() []int {
+	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after "(comm)": state, then ppid.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) > 1 {
+			if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+//go:build linux
+
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// This test binary, and only it, is a child subreaper, as the guildhall
+// binary is.
+func TestMain(m *testing.M) {
+	if err := EnableSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "subreaper:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// A daemon that escaped its session is swept; a child the registry knows
+// is left alone, and its own Wait still gets its exit status.
+func TestReaperSweepsOrphansOnly(t *testing.T) {
+	r := NewReaper()
+	keep := exec.Command("sh", "-c", "sleep 1; exit 7")
+	if err := r.Start(keep); err != nil {
+		t.Fatal(err)
+	}
+	mark := fmt.Sprintf("guildhall-reaper-%d", os.Getpid())
+	res, err := Run(context.Background(), Spec{
+		Dir: t.TempDir(), Command: "sh -c 'setsid -f sh -c \"sleep 300; : " + mark + "\"; sleep 0.2'; echo started",
+		Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 10 * time.Second, MaxChars: 1000, Reaper: r,
+	})
+	if err != nil || res.Stdout != "started\n" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if n := len(matching(mark)); n != 1 {
+		t.Fatalf("%d escaped processes before the sweep, want 1", n)
+	}
+	if killed := r.Sweep(); killed < 1 {
+		t.Errorf("the sweep killed %d processes", killed)
+	}
+	if left := matching(mark); len(left) != 0 {
+		t.Errorf("escaped processes survived the sweep: %v", left)
+	}
+	err = keep.Wait()
+	r.Waited(keep)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Errorf("the registered child's status was lost: %v", err)
+	}
+	if killed := r.Sweep(); killed != 0 {
+		t.Errorf("a second sweep killed %d", killed)
+	}
+}
+
+// matching lists live processes whose command line holds s.
+func matching(s string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(b), s) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			continue
+		}
+		if syscall.Kill(pid, 0) == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func TestCaptureKeepsBothEnds(t *testing.T) {
+	c := NewCapture(8)
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(c, "%02d", i)
+	}
+	got, cut := c.Text(8)
+	if !cut || !strings.HasPrefix(got, "0001") || !strings.HasSuffix(got, "9899") || !strings.Contains(got, "200 bytes in all") {
+		t.Errorf("%q %v", got, cut)
+	}
+	c = NewCapture(8)
+	fmt.Fprint(c, "short")
+	if got, cut := c.Text(8); got != "short" || cut {
+		t.Errorf("%q %v", got, cut)
+	}
+}
