@@ -94,6 +94,12 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 			return "", false
 		}
 		return fmt.Sprintf("! %s %s: %s", SanitizeLine(string(e.Type)), SanitizeLine(p.RoleID), clip(p.Message, 100)), true
+	case event.Egress:
+		var p event.EgressPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return EgressLine(p), true
 	case event.RunStatus:
 		var p event.RunStatusPayload
 		if e.Decode(&p) != nil {
@@ -135,4 +141,25 @@ func compactJSON(s string) string {
 		return s
 	}
 	return string(b)
+}
+
+// EgressLine is one egress attempt as a plain line: allowed or denied,
+// the host and port, who asked (the role, through the sandbox's proxy or a
+// web tool) and, when denied, why.
+func EgressLine(p event.EgressPayload) string {
+	mark, verdict := "  ⇄", "allowed"
+	if !p.Allowed {
+		mark, verdict = "  ⛔", "denied"
+	}
+	s := fmt.Sprintf("%s egress %s: %s:%d", mark, verdict, SanitizeLine(p.Host), p.Port)
+	switch {
+	case p.RoleID != "" && p.Via != "":
+		s += " (" + SanitizeLine(p.RoleID) + " via " + SanitizeLine(p.Via) + ")"
+	case p.Via != "":
+		s += " (via " + SanitizeLine(p.Via) + ")"
+	}
+	if !p.Allowed && p.Reason != "" {
+		s += ": " + clip(p.Reason, 120)
+	}
+	return s
 }

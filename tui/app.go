@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -269,6 +270,11 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 		cmd = tea.Batch(cmd, healthCmd(m.sess))
 	case event.ProviderFailure:
 		cmd = healthCmd(m.sess)
+	case event.Egress:
+		var p event.EgressPayload
+		if e.Decode(&p) == nil && m.view == m.live {
+			m.notice = strings.TrimSpace(render.EgressLine(p))
+		}
 	case event.InterruptResolved:
 		var p event.InterruptResolvedPayload
 		if e.Decode(&p) == nil && p.Trigger == "inquiry" && len(m.live.inquiries) > 0 {

@@ -30,13 +30,17 @@ type Config struct {
 	LogLevels     []string             `json:"logLevels"`
 	// Queue is true when the server serves the task queue (/api/queue).
 	Queue bool `json:"queue"`
+	// Setup describes, one line each, what the session runs with: the
+	// sandbox policy and the workspace trust decision (WithSetup). They are
+	// the program's own sentences, shown as text.
+	Setup []string `json:"setup"`
 }
 
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	c := Config{Version: s.version, EntryRole: s.guild.EntryRole, Roles: []ConfigRole{}, Tools: []string{},
 		Labels: s.labels, Visualization: s.labels.Visualization,
 		Efforts: []string{"quick", "standard", "thorough"}, LogLevels: []string{runner.LogFull, runner.LogStandard},
-		Queue: s.queue != nil}
+		Queue: s.queue != nil, Setup: append([]string{}, s.setup...)}
 	seen := map[string]bool{}
 	for _, name := range s.guild.RoleNames() {
 		role := s.guild.Roles[name]

@@ -69,6 +69,8 @@ type Server struct {
 	queue Queue
 	// summaries makes thread summaries in the background (WithSummarizer).
 	summaries *summaries
+	// setup is what /api/config says the session runs with (WithSetup).
+	setup []string
 
 	startOnce sync.Once
 
@@ -87,6 +89,12 @@ type Option func(*Server)
 // refusing it. *runner.Scheduler satisfies Queue.
 func WithQueue(q Queue) Option {
 	return func(s *Server) { s.queue = q }
+}
+
+// WithSetup gives the lines /api/config reports under "setup": the sandbox
+// policy and the workspace trust decision, shown in the browser's header.
+func WithSetup(lines ...string) Option {
+	return func(s *Server) { s.setup = append(s.setup, lines...) }
 }
 
 // WithSummarizer lets GET /api/runs/:id/thread offer a generated title

@@ -46,8 +46,25 @@ func noticeFor(e event.Event, runID string) (notice, bool) {
 		b, _ := json.Marshal(deltaNotice{RunID: runID, RoleID: p.RoleID, Content: p.Content})
 		return notice{name: "delta", data: b}, true
 	}
+	if e.Type == event.Egress {
+		// The decision itself rides along: the browser shows it without
+		// fetching the log.
+		var p event.EgressPayload
+		if e.Decode(&p) != nil {
+			return notice{}, false
+		}
+		b, _ := json.Marshal(egressNotice{RunID: runID, EgressPayload: p})
+		return notice{name: "egress", data: b}, true
+	}
 	b, _ := json.Marshal(eventNotice{Seq: e.Seq, Type: e.Type, RunID: runID})
 	return notice{name: "event", data: b}, true
+}
+
+// egressNotice is an egress decision for the browser: host, port,
+// allowed, rule, via, reason, role. Every field is shown as text.
+type egressNotice struct {
+	RunID string `json:"runId"`
+	event.EgressPayload
 }
 
 // clientBuffer is each stream client's queue; a client that falls this far

@@ -183,7 +183,7 @@ func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s 
 	if common.web == "" {
 		return "", nothing, nil
 	}
-	opts := []web.Option{web.WithSummarizer(s.provider, s.deployment.Model.Name)}
+	opts := []web.Option{web.WithSummarizer(s.provider, s.deployment.Model.Name), web.WithSetup(s.setupLines()...)}
 	if sched != nil {
 		opts = append(opts, web.WithQueue(sched))
 	}

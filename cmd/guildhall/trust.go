@@ -51,9 +51,22 @@ func (t trustState) summary() string {
 	return ""
 }
 
-// setupLine describes, in one line, what this setup trusts: shown in the
-// console's header.
-func (s *setup) setupLine() string { return s.trust.summary() }
+// setupLines describe what this setup runs with — the sandbox policy and
+// the workspace trust decision — for the console's and the browser's
+// headers.
+func (s *setup) setupLines() []string {
+	var lines []string
+	if p := s.sandbox.policy.Summary(); p != "" {
+		lines = append(lines, p)
+	}
+	if t := s.trust.summary(); t != "" {
+		lines = append(lines, t)
+	}
+	return lines
+}
+
+// setupLine is setupLines as one line.
+func (s *setup) setupLine() string { return strings.Join(s.setupLines(), " · ") }
 
 // trustPrompt is what the operator is asked about a workspace.
 type trustPrompt struct {

@@ -35,6 +35,18 @@ interface Config {
   efforts: string[];
   logLevels: string[];
   queue: boolean;
+  setup: string[];
+}
+
+// An egress decision of the run's sandbox proxy or web tools.
+interface EgressNote {
+  runId: string;
+  host: string;
+  port: number;
+  allowed: boolean;
+  via: string;
+  reason?: string;
+  roleId?: string;
 }
 
 interface HealthView {
@@ -165,6 +177,7 @@ interface State {
   drawerOpen: boolean;
   notice: string;
   historyNotice: string;
+  egress: { last: EgressNote; denied: number } | null;
   queue: QueueItem[];
   queueTask: string;
   queueEffort: string;
@@ -186,7 +199,7 @@ const initialState: State = {
   interruptOpen: false, interruptKind: "inquiry", interruptDraft: "", interruptNotice: "",
   planOpen: false, plan: null, runs: [], expanded: "",
   task: "", effort: "", continuesFrom: "", composeBusy: false, composeNotice: "", defaultEffort: "",
-  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "",
+  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "", egress: null,
   queue: [], queueTask: "", queueEffort: "", queueBusy: false, queueNotice: "", queueEdit: null, queueExpanded: "",
   queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "",
   authLost: false,
@@ -897,6 +910,15 @@ export function start(node: Element): void {
       }
     });
     es.addEventListener("queue", () => void refreshQueue());
+    es.addEventListener("egress", (ev) => {
+      const n = JSON.parse((ev as MessageEvent).data) as EgressNote;
+      const s = getState();
+      if (n.runId !== s.runId) {
+        return;
+      }
+      const denied = (s.egress?.denied ?? 0) + (n.allowed ? 0 : 1);
+      send(Patch, { egress: { last: n, denied } });
+    });
     // Streamed text is buffered and shown at most every STREAM_FLUSH_MS:
     // each flush re-renders the tail through the Markdown pipeline.
     let pending: { roleId: string; content: string } | null = null;
@@ -982,6 +1004,20 @@ export function start(node: Element): void {
     return h("div", { class: "health-banner health-banner--" + hv.state, role: "status" }, base + tail);
   }
 
+  // egressLine shows the run's latest egress decision, and how many were
+  // denied: machine fields and the program's own words, as text.
+  function egressLine(s: State): VNode | null {
+    const e = s.egress;
+    if (e === null || e.last.runId !== s.runId) {
+      return null;
+    }
+    const n = e.last;
+    const who = n.roleId ? " (" + n.roleId + " via " + n.via + ")" : " (via " + n.via + ")";
+    const text = (n.allowed ? "Egress allowed: " : "Egress denied: ") + n.host + ":" + n.port + who +
+      (!n.allowed && n.reason ? ": " + n.reason : "") + (e.denied > 0 ? " · " + e.denied + " denied in this run" : "");
+    return h("div", { class: "egress-line egress-line--" + (n.allowed ? "allowed" : "denied"), role: "status" }, text);
+  }
+
   function pauseCard(s: State): VNode | null {
     const r = s.run;
     if (r === null || (r.status !== "paused" && r.status !== "suspended")) {
@@ -1014,6 +1050,9 @@ export function start(node: Element): void {
           TIERS.map((t) => h("option", { value: t, selected: s.tier === t }, t)))]),
         h("button", { type: "button", class: "sound", "aria-pressed": String(s.sound), onclick: ToggleSound }, s.sound ? "Sound on" : "Sound off"),
       ]),
+      s.config !== null && s.config.setup.length > 0
+        ? h("div", { class: "setup", title: s.config.setup.join("\n") }, s.config.setup.join(" · "))
+        : null,
     ]);
   }
 
@@ -1315,6 +1354,7 @@ export function start(node: Element): void {
       topBar(s),
       authBanner(s),
       healthBanner(s),
+      egressLine(s),
       s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),
     ]);
