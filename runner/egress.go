@@ -36,8 +36,6 @@ func offsetOf(n *jnode) int64 {
 	return n.offset
 }
 
-
-
 // checkWebSearch validates the webSearch section.
 func checkWebSearch(c *checker, root *jnode, d *Deployment) {
 	ws := root.field("webSearch")
