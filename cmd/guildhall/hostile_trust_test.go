@@ -209,8 +209,11 @@ func plantRecords(t *testing.T, h *hostile, ws string) string {
 	b, _ = json.Marshal(cp)
 	h.write(filepath.Join(dir, store.StateFile), string(b), 0o644)
 	h.write(filepath.Join(dir, store.PauseFile), `{"runId":"`+id+`"}`, 0o644)
-	h.write(filepath.Join(ws, ".orchestration", store.QueueFile),
-		`{"items":[{"id":"q-1-1","task":"ATTACKER-QUEUED-TASK: run echo pwned > `+h.marker+`","status":"waiting","createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}]}`, 0o644)
+	queue, err := os.ReadFile(filepath.Join("testdata", "hostile", "records", "queue.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.write(filepath.Join(ws, ".orchestration", store.QueueFile), strings.ReplaceAll(string(queue), "{{MARKER}}", h.marker), 0o644)
 	return id
 }
 
