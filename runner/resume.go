@@ -182,6 +182,7 @@ func readBacklog(ws store.Workspace, id string) ([]event.Event, int) {
 // the agent call it awaits.
 func (r *Run) ExecuteResumed(ctx context.Context) (Outcome, error) {
 	defer r.close()
+	r.warmSandbox()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.ctl.mu.Lock()

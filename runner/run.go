@@ -348,6 +348,7 @@ func (r *Run) newFrame(role, task string, parent *Frame) *Frame {
 // cancelled ctx stops the run at the next safe point, leaving it resumable.
 func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 	defer r.close()
+	r.warmSandbox()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.ctl.mu.Lock()

@@ -78,6 +78,23 @@ func (r *Run) egressEvent(d egress.Decision, c sandbox.Caller) {
 	})
 }
 
+// warmSandbox starts the sandbox's helper in the background when a role
+// of the guild may run commands, so that its start overlaps the first
+// model call.
+func (r *Run) warmSandbox() {
+	if r.sb == nil {
+		return
+	}
+	for _, role := range r.opts.Guild.Roles {
+		for _, t := range []string{"run_shell", "typecheck", "test"} {
+			if role.Grants(t) {
+				go r.sb.Warm()
+				return
+			}
+		}
+	}
+}
+
 // closeSandbox stops the run's helper and proxy; no egress event comes
 // after it.
 func (r *Run) closeSandbox() {

@@ -192,6 +192,21 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	return res, err
 }
 
+// Warm starts the helper ahead of the first command, so that its start
+// (the binary's own initialisation, bubblewrap's namespaces) overlaps the
+// run's first model call instead of delaying its first command. A failure
+// is not reported here: the next Run starts again and reports it.
+func (s *Sandbox) Warm() {
+	if !s.opts.Policy.Confined() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_, _ = s.ensureHelper()
+	}
+}
+
 // Command turns a program's argv and environment into those of the same
 // program in a sandbox of its own (for the git tools), with no network
 // and .git writable only when gitWritable. Without confinement it returns
