@@ -1,0 +1,280 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// ScriptBranch is an alternative conversation for one role instance: what
+// the scripted model says when the operator asks a question, changes the
+// plan or gives a follow-up task, whenever that happens.
+//
+// Before each call of a role instance, the role's branches are tried in
+// order against what the instance was just sent: on its first call, every
+// message but the system prompt (the task, a continuation's reference
+// turns); on a later call, the messages after its last reply (tool results,
+// platform and operator notices). A branch whose When patterns all match
+// (each in some message) starts over from its first turn. Otherwise the
+// instance goes on with its current branch, then the role's main
+// conversation (Script.Roles). A branch with no When is the role's
+// fallback: it answers, once per instance, when nothing else has a turn
+// left.
+//
+// In a branch's turns, {{name}} is replaced with what the named group
+// (?P<name>…) of a When pattern captured, trimmed and capped at
+// MaxScriptCapture bytes.
+type ScriptBranch struct {
+	Name string `json:"name"`
+	// When holds regular expressions (Go RE2 syntax).
+	When  []string     `json:"when,omitempty"`
+	Turns []ScriptTurn `json:"turns"`
+}
+
+// MaxScriptCapture bounds one captured value.
+const MaxScriptCapture = 2000
+
+// branch is a ScriptBranch with its patterns compiled.
+type branch struct {
+	ScriptBranch
+	when []*regexp.Regexp
+}
+
+// instance is one role instance's place in the script.
+type instance struct {
+	Branch   string            `json:"branch,omitempty"`
+	Turn     int               `json:"turn,omitempty"`
+	Captures map[string]string `json:"captures,omitempty"`
+	FellBack bool              `json:"fellBack,omitempty"`
+}
+
+var placeholderRE = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+
+// compileBranches checks and compiles every branch: a unique name, at
+// least one turn, patterns that compile, and placeholders that name a
+// group of the branch's patterns.
+func compileBranches(in map[string][]ScriptBranch) (map[string][]branch, error) {
+	out := make(map[string][]branch, len(in))
+	for role, bs := range in {
+		seen := map[string]bool{}
+		fallback := ""
+		for i, sb := range bs {
+			where := fmt.Sprintf("branches.%s[%d]", role, i)
+			if strings.TrimSpace(sb.Name) == "" {
+				return nil, fmt.Errorf("%s: a branch needs a name", where)
+			}
+			where += fmt.Sprintf(" (%s)", sb.Name)
+			if seen[sb.Name] {
+				return nil, fmt.Errorf("%s: another branch of %s has this name", where, role)
+			}
+			seen[sb.Name] = true
+			if len(sb.Turns) == 0 {
+				return nil, fmt.Errorf("%s: a branch needs at least one turn", where)
+			}
+			b := branch{ScriptBranch: sb}
+			groups := map[string]bool{}
+			for j, w := range sb.When {
+				re, err := regexp.Compile(w)
+				if err != nil {
+					return nil, fmt.Errorf("%s: when[%d]: %w", where, j, err)
+				}
+				for _, g := range re.SubexpNames() {
+					groups[g] = g != ""
+				}
+				b.when = append(b.when, re)
+			}
+			if len(sb.When) == 0 {
+				if fallback != "" {
+					return nil, fmt.Errorf("%s: %s already has a fallback branch (%s); give this one a when", where, role, fallback)
+				}
+				fallback = sb.Name
+			}
+			if err := checkPlaceholders(sb.Turns, groups); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			out[role] = append(out[role], b)
+		}
+	}
+	return out, nil
+}
+
+func checkPlaceholders(turns []ScriptTurn, groups map[string]bool) error {
+	for i, t := range turns {
+		texts := []string{t.Content, t.Reasoning}
+		for _, tc := range t.ToolCalls {
+			texts = append(texts, string(tc.Arguments))
+		}
+		for _, s := range texts {
+			for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
+				if !groups[m[1]] {
+					return fmt.Errorf("turn %d: {{%s}} is not a named group (?P<%s>…) of the branch's when patterns", i, m[1], m[1])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// firstCall reports whether messages open a role instance: it has made no
+// reply yet. Every reply of a live instance carries tool calls (a reply
+// without any finishes the instance), so an assistant message without
+// them is a continuation's reference turn, not the instance's own.
+func firstCall(messages []Message) bool {
+	for _, m := range messages {
+		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sentMessages is what the instance was just sent: on its first call every
+// message but the system prompt, later the messages after its last reply.
+func sentMessages(messages []Message, first bool) []string {
+	start := 0
+	if !first {
+		for i, m := range messages {
+			if m.Role == "assistant" {
+				start = i + 1
+			}
+		}
+	}
+	var out []string
+	for _, m := range messages[start:] {
+		if m.Role != "system" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// matchBranch is the first branch with patterns whose every pattern
+// matches one of texts, with what its named groups captured.
+func matchBranch(bs []branch, texts []string) (*branch, map[string]string) {
+	for i := range bs {
+		b := &bs[i]
+		if len(b.when) == 0 {
+			continue
+		}
+		caps, ok := map[string]string{}, true
+		for _, re := range b.when {
+			if !matchAny(re, texts, caps) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return b, caps
+		}
+	}
+	return nil, nil
+}
+
+func matchAny(re *regexp.Regexp, texts []string, caps map[string]string) bool {
+	for _, t := range texts {
+		m := re.FindStringSubmatch(t)
+		if m == nil {
+			continue
+		}
+		for i, name := range re.SubexpNames() {
+			if name != "" && i < len(m) {
+				caps[name] = capCapture(strings.TrimSpace(m[i]))
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// capCapture cuts s to MaxScriptCapture bytes on a rune boundary.
+func capCapture(s string) string {
+	if len(s) <= MaxScriptCapture {
+		return s
+	}
+	n := MaxScriptCapture
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func findBranch(bs []branch, name string) *branch {
+	for i := range bs {
+		if bs[i].Name == name {
+			return &bs[i]
+		}
+	}
+	return nil
+}
+
+func fallbackBranch(bs []branch) *branch {
+	for i := range bs {
+		if len(bs[i].when) == 0 {
+			return &bs[i]
+		}
+	}
+	return nil
+}
+
+// fill replaces the placeholders of a branch turn with captured values.
+// Arguments are rewritten as JSON values, so a capture with quotes or
+// newlines stays a well-formed string.
+func (b *branch) fill(t ScriptTurn, caps map[string]string) ScriptTurn {
+	if len(b.when) == 0 {
+		return t
+	}
+	sub := func(s string) string {
+		return placeholderRE.ReplaceAllStringFunc(s, func(p string) string {
+			return caps[p[2:len(p)-2]]
+		})
+	}
+	t.Content, t.Reasoning = sub(t.Content), sub(t.Reasoning)
+	calls := make([]ScriptToolCall, len(t.ToolCalls))
+	for i, tc := range t.ToolCalls {
+		calls[i] = tc
+		if placeholderRE.Match(tc.Arguments) {
+			calls[i].Arguments = fillJSON(tc.Arguments, sub)
+		}
+	}
+	t.ToolCalls = calls
+	return t
+}
+
+// fillJSON applies sub to every string in a JSON document (keys included),
+// or returns the document unchanged when it is not valid JSON.
+func fillJSON(doc json.RawMessage, sub func(string) string) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return doc
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return sub(x)
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[sub(k)] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(walk(v)); err != nil {
+		return doc
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
