@@ -141,16 +141,16 @@ func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 // instance's current branch goes on; else the role's main conversation;
 // else, once per instance, the role's fallback branch. Call with s.mu held.
 func (s *Scripted) nextTurn(req Request) (ScriptTurn, bool) {
-	first := firstCall(req.Messages)
+	news := sentMessages(req.Messages)
 	inst := s.instances[req.RoleID]
-	if inst == nil || first {
+	if inst == nil || news.first {
 		// Role ids repeat across the runs of a session: a first call is a
 		// new instance whatever its id.
 		inst = &instance{}
 		s.instances[req.RoleID] = inst
 	}
 	branches := s.branches[req.Role]
-	if b, caps := matchBranch(branches, sentMessages(req.Messages, first)); b != nil {
+	if b, caps := matchBranch(branches, news); b != nil {
 		inst.Branch, inst.Turn, inst.Captures = b.Name, 0, caps
 	}
 	if inst.Branch != "" {

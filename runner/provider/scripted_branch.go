@@ -14,23 +14,26 @@ import (
 // plan or gives a follow-up task, whenever that happens.
 //
 // Before each call of a role instance, the role's branches are tried in
-// order against what the instance was just sent: on its first call, every
-// message but the system prompt (the task, a continuation's reference
-// turns); on a later call, the messages after its last reply (tool results,
-// platform and operator notices). A branch whose When patterns all match
-// (each in some message) starts over from its first turn. Otherwise the
-// instance goes on with its current branch, then the role's main
-// conversation (Script.Roles). A branch with no When is the role's
-// fallback: it answers, once per instance, when nothing else has a turn
-// left.
+// order. When patterns are matched against what the instance was just
+// sent: on its first call, every message but the system prompt (the task,
+// a continuation's reference turns); on a later call, the messages after
+// its last reply (tool results, platform and operator notices). Task
+// patterns are matched against the instance's task (the last user message
+// of its opening), so a branch with them starts only on a first call. A
+// branch whose patterns all match (each When pattern in some message)
+// starts over from its first turn. Otherwise the instance goes on with
+// its current branch, then the role's main conversation (Script.Roles).
+// A branch with no patterns is the role's fallback: it answers, once per
+// instance, when nothing else has a turn left.
 //
 // In a branch's turns, {{name}} is replaced with what the named group
-// (?P<name>…) of a When pattern captured, trimmed and capped at
+// (?P<name>…) of one of its patterns captured, trimmed and capped at
 // MaxScriptCapture bytes.
 type ScriptBranch struct {
 	Name string `json:"name"`
-	// When holds regular expressions (Go RE2 syntax).
+	// When and Task hold regular expressions (Go RE2 syntax).
 	When  []string     `json:"when,omitempty"`
+	Task  []string     `json:"task,omitempty"`
 	Turns []ScriptTurn `json:"turns"`
 }
 
@@ -40,8 +43,10 @@ const MaxScriptCapture = 2000
 // branch is a ScriptBranch with its patterns compiled.
 type branch struct {
 	ScriptBranch
-	when []*regexp.Regexp
+	when, task []*regexp.Regexp
 }
+
+func (b *branch) fallback() bool { return len(b.when) == 0 && len(b.task) == 0 }
 
 // instance is one role instance's place in the script.
 type instance struct {
@@ -76,19 +81,25 @@ func compileBranches(in map[string][]ScriptBranch) (map[string][]branch, error) 
 			}
 			b := branch{ScriptBranch: sb}
 			groups := map[string]bool{}
-			for j, w := range sb.When {
-				re, err := regexp.Compile(w)
-				if err != nil {
-					return nil, fmt.Errorf("%s: when[%d]: %w", where, j, err)
+			for _, f := range []struct {
+				name string
+				src  []string
+				dst  *[]*regexp.Regexp
+			}{{"when", sb.When, &b.when}, {"task", sb.Task, &b.task}} {
+				for j, w := range f.src {
+					re, err := regexp.Compile(w)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %s[%d]: %w", where, f.name, j, err)
+					}
+					for _, g := range re.SubexpNames() {
+						groups[g] = groups[g] || g != ""
+					}
+					*f.dst = append(*f.dst, re)
 				}
-				for _, g := range re.SubexpNames() {
-					groups[g] = g != ""
-				}
-				b.when = append(b.when, re)
 			}
-			if len(sb.When) == 0 {
+			if b.fallback() {
 				if fallback != "" {
-					return nil, fmt.Errorf("%s: %s already has a fallback branch (%s); give this one a when", where, role, fallback)
+					return nil, fmt.Errorf("%s: %s already has a fallback branch (%s); give this one a when or task pattern", where, role, fallback)
 				}
 				fallback = sb.Name
 			}
@@ -110,7 +121,7 @@ func checkPlaceholders(turns []ScriptTurn, groups map[string]bool) error {
 		for _, s := range texts {
 			for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
 				if !groups[m[1]] {
-					return fmt.Errorf("turn %d: {{%s}} is not a named group (?P<%s>…) of the branch's when patterns", i, m[1], m[1])
+					return fmt.Errorf("turn %d: {{%s}} is not a named group (?P<%s>…) of the branch's patterns", i, m[1], m[1])
 				}
 			}
 		}
@@ -131,40 +142,51 @@ func firstCall(messages []Message) bool {
 	return true
 }
 
-// sentMessages is what the instance was just sent: on its first call every
-// message but the system prompt, later the messages after its last reply.
-func sentMessages(messages []Message, first bool) []string {
+// sent is what a role instance was just sent: on its first call every
+// message but the system prompt, later the messages after its last reply;
+// and, on a first call, its task.
+type sent struct {
+	texts []string
+	task  string
+	first bool
+}
+
+func sentMessages(messages []Message) sent {
+	s := sent{first: firstCall(messages)}
 	start := 0
-	if !first {
+	if !s.first {
 		for i, m := range messages {
 			if m.Role == "assistant" {
 				start = i + 1
 			}
 		}
 	}
-	var out []string
 	for _, m := range messages[start:] {
-		if m.Role != "system" {
-			out = append(out, m.Content)
+		if m.Role == "system" {
+			continue
+		}
+		s.texts = append(s.texts, m.Content)
+		if s.first && m.Role == "user" {
+			s.task = m.Content
 		}
 	}
-	return out
+	return s
 }
 
-// matchBranch is the first branch with patterns whose every pattern
-// matches one of texts, with what its named groups captured.
-func matchBranch(bs []branch, texts []string) (*branch, map[string]string) {
+// matchBranch is the first branch with patterns that all match, with what
+// their named groups captured.
+func matchBranch(bs []branch, s sent) (*branch, map[string]string) {
 	for i := range bs {
 		b := &bs[i]
-		if len(b.when) == 0 {
+		if b.fallback() || (len(b.task) > 0 && !s.first) {
 			continue
 		}
 		caps, ok := map[string]string{}, true
 		for _, re := range b.when {
-			if !matchAny(re, texts, caps) {
-				ok = false
-				break
-			}
+			ok = ok && matchAny(re, s.texts, caps)
+		}
+		for _, re := range b.task {
+			ok = ok && matchAny(re, []string{s.task}, caps)
 		}
 		if ok {
 			return b, caps
@@ -212,7 +234,7 @@ func findBranch(bs []branch, name string) *branch {
 
 func fallbackBranch(bs []branch) *branch {
 	for i := range bs {
-		if len(bs[i].when) == 0 {
+		if bs[i].fallback() {
 			return &bs[i]
 		}
 	}
@@ -223,7 +245,7 @@ func fallbackBranch(bs []branch) *branch {
 // Arguments are rewritten as JSON values, so a capture with quotes or
 // newlines stays a well-formed string.
 func (b *branch) fill(t ScriptTurn, caps map[string]string) ScriptTurn {
-	if len(b.when) == 0 {
+	if b.fallback() {
 		return t
 	}
 	sub := func(s string) string {

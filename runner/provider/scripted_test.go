@@ -64,12 +64,12 @@ const branchScript = `{
          {"content": "re-planning: {{change}}", "toolCalls": [{"name": "agent", "arguments": {"role": "planner", "task": "Change: {{change}}"}}]},
          {"content": "replan 2", "toolCalls": [{"name": "read_file", "arguments": {"path": "c"}}]}
        ]},
-      {"name": "follow-up", "when": ["^\\[Prior run result — status: (?P<status>\\w+)\\]", "(?i)accent"],
+      {"name": "follow-up", "when": ["^\\[Prior run result — status: (?P<status>\\w+)\\]"], "task": ["(?i)accent"],
        "turns": [{"content": "following up on a {{status}} run", "toolCalls": [{"name": "finish", "arguments": {"status": "success", "summary": "accents"}}]}]},
       {"name": "other", "turns": [{"content": "unscripted task", "toolCalls": [{"name": "finish", "arguments": {"status": "error", "summary": "no script"}}]}]}
     ],
     "inquiry_responder": [
-      {"name": "coder", "when": ["(?m)^- (?P<id>coder-\\d+-\\d+) \\(role coder,"],
+      {"name": "coder", "task": ["(?m)^- (?P<id>coder-\\d+-\\d+) \\(role coder,"],
        "turns": [{"content": "looking at {{id}}", "toolCalls": [{"name": "finish", "arguments": {"status": "success", "summary": "The coder {{id}} is fixing it."}}]}]},
       {"name": "anything", "turns": [{"content": "", "toolCalls": [{"name": "finish", "arguments": {"status": "success", "summary": "The orchestrator is deciding."}}]}]}
     ]
@@ -143,17 +143,30 @@ func TestContinuationNeedsEveryPattern(t *testing.T) {
 	cont := func(task string) *conv {
 		c := newConv("orchestrator", "orchestrator-0-1", "Fix the tests")
 		c.msgs = []Message{c.msgs[0], {Role: "user", Content: "Fix the tests"},
-			{Role: "assistant", Content: "[Prior run result — status: success]\n\nFixed."}, {Role: "user", Content: task}}
+			{Role: "assistant", Content: "[Prior run result — status: success]\n\nFixed. Accented letters are left for later."}, {Role: "user", Content: task}}
 		return c
 	}
 	s := NewScripted(mustParse(t, branchScript), 0)
 	if got := cont("Now handle ACCENTED letters").call(t, s).Content; got != "following up on a success run" {
 		t.Fatalf("accent follow-up: %q", got)
 	}
-	// A continuation about something else matches one pattern only: the
-	// main conversation answers (it still has turns), then the fallback.
+	// A continuation about something else matches one pattern only (the
+	// prior result's "Accented" is not the task): the main conversation
+	// answers.
 	if got := cont("Add a --verbose flag").call(t, s).Content; got != "main 1" {
 		t.Fatalf("other follow-up: %q", got)
+	}
+}
+
+func TestTaskPatternsStartOnlyOnAFirstCall(t *testing.T) {
+	s := NewScripted(mustParse(t, branchScript), 0)
+	c := newConv("inquiry_responder", "inquiry_responder-1-3", "nothing live")
+	c.call(t, s)
+	// Later text that looks like the task of another branch does not start it.
+	c.say("- coder-1-4 (role coder, depth 1)")
+	resp := c.call(t, s)
+	if !strings.Contains(resp.ToolCalls[0].Arguments, "script_exhausted") {
+		t.Fatalf("a task pattern matched a later message: %+v", resp)
 	}
 }
 
@@ -214,11 +227,14 @@ func TestScriptStateSurvivesACheckpoint(t *testing.T) {
 
 func TestParseScriptRejectsBadBranches(t *testing.T) {
 	for name, tc := range map[string]struct{ branches, want string }{
-		"no name":       {`{"r": [{"turns": [{"content": "x"}]}]}`, "branches.r[0]: a branch needs a name"},
-		"duplicate":     {`{"r": [{"name": "a", "when": ["x"], "turns": [{}]}, {"name": "a", "when": ["y"], "turns": [{}]}]}`, "branches.r[1] (a): another branch of r has this name"},
-		"no turns":      {`{"r": [{"name": "a", "when": ["x"]}]}`, "branches.r[0] (a): a branch needs at least one turn"},
-		"bad regexp":    {`{"r": [{"name": "a", "when": ["(unclosed"], "turns": [{}]}]}`, "branches.r[0] (a): when[0]: error parsing regexp"},
-		"two fallbacks": {`{"r": [{"name": "a", "turns": [{}]}, {"name": "b", "turns": [{}]}]}`, "branches.r[1] (b): r already has a fallback branch (a)"},
+		"no name":         {`{"r": [{"turns": [{"content": "x"}]}]}`, "branches.r[0]: a branch needs a name"},
+		"duplicate":       {`{"r": [{"name": "a", "when": ["x"], "turns": [{}]}, {"name": "a", "when": ["y"], "turns": [{}]}]}`, "branches.r[1] (a): another branch of r has this name"},
+		"no turns":        {`{"r": [{"name": "a", "when": ["x"]}]}`, "branches.r[0] (a): a branch needs at least one turn"},
+		"bad regexp":      {`{"r": [{"name": "a", "when": ["(unclosed"], "turns": [{}]}]}`, "branches.r[0] (a): when[0]: error parsing regexp"},
+		"two fallbacks":   {`{"r": [{"name": "a", "turns": [{}]}, {"name": "b", "turns": [{}]}]}`, "branches.r[1] (b): r already has a fallback branch (a)"},
+		"bad task regexp": {`{"r": [{"name": "a", "task": ["x", "a**"], "turns": [{}]}]}`, "branches.r[0] (a): task[1]: error parsing regexp"},
+		"placeholder from a task pattern": {`{"r": [{"name": "a", "task": ["(?P<x>.)"], "turns": [{"content": "{{x}} {{z}}"}]}]}`,
+			"turn 0: {{z}} is not a named group"},
 		"unknown placeholder": {`{"r": [{"name": "a", "when": ["(?P<x>.)"], "turns": [{"content": "{{y}}"}]}]}`,
 			"branches.r[0] (a): turn 0: {{y}} is not a named group"},
 		"placeholder in a fallback": {`{"r": [{"name": "a", "turns": [{"toolCalls": [{"name": "finish", "arguments": {"summary": "{{x}}"}}]}]}]}`,
