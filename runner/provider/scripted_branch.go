@@ -14,27 +14,30 @@ import (
 // plan or gives a follow-up task, whenever that happens.
 //
 // Before each call of a role instance, the role's branches are tried in
-// order. When patterns are matched against what the instance was just
-// sent: on its first call, every message but the system prompt (the task,
-// a continuation's reference turns); on a later call, the messages after
-// its last reply (tool results, platform and operator notices). Task
-// patterns are matched against the instance's task (the last user message
-// of its opening), so a branch with them starts only on a first call. A
-// branch whose patterns all match (each When pattern in some message)
-// starts over from its first turn. Otherwise the instance goes on with
-// its current branch, then the role's main conversation (Script.Roles).
-// A branch with no patterns is the role's fallback: it answers, once per
-// instance, when nothing else has a turn left.
+// order. When and Unless patterns are matched against what the instance
+// was just sent: on its first call, every message but the system prompt
+// (the task, a continuation's reference turns); on a later call, the
+// messages after its last reply (tool results, platform and operator
+// notices). Task patterns are matched against the instance's task (the
+// last user message of its opening). A branch starts over from its first
+// turn when each of its When patterns matches some message, each Task
+// pattern matches the task, and no Unless pattern matches; a branch with
+// Task patterns but no When starts only on a first call. Otherwise the
+// instance goes on with its current branch, then the role's main
+// conversation (Script.Roles). A branch with no When or Task is the
+// role's fallback: it answers, once per instance, when nothing else has a
+// turn left.
 //
 // In a branch's turns, {{name}} is replaced with what the named group
 // (?P<name>…) of one of its patterns captured, trimmed and capped at
 // MaxScriptCapture bytes.
 type ScriptBranch struct {
 	Name string `json:"name"`
-	// When and Task hold regular expressions (Go RE2 syntax).
-	When  []string     `json:"when,omitempty"`
-	Task  []string     `json:"task,omitempty"`
-	Turns []ScriptTurn `json:"turns"`
+	// When, Task and Unless hold regular expressions (Go RE2 syntax).
+	When   []string     `json:"when,omitempty"`
+	Task   []string     `json:"task,omitempty"`
+	Unless []string     `json:"unless,omitempty"`
+	Turns  []ScriptTurn `json:"turns"`
 }
 
 // MaxScriptCapture bounds one captured value.
@@ -43,7 +46,7 @@ const MaxScriptCapture = 2000
 // branch is a ScriptBranch with its patterns compiled.
 type branch struct {
 	ScriptBranch
-	when, task []*regexp.Regexp
+	when, task, unless []*regexp.Regexp
 }
 
 func (b *branch) fallback() bool { return len(b.when) == 0 && len(b.task) == 0 }
@@ -85,17 +88,20 @@ func compileBranches(in map[string][]ScriptBranch) (map[string][]branch, error) 
 				name string
 				src  []string
 				dst  *[]*regexp.Regexp
-			}{{"when", sb.When, &b.when}, {"task", sb.Task, &b.task}} {
+			}{{"when", sb.When, &b.when}, {"task", sb.Task, &b.task}, {"unless", sb.Unless, &b.unless}} {
 				for j, w := range f.src {
 					re, err := regexp.Compile(w)
 					if err != nil {
 						return nil, fmt.Errorf("%s: %s[%d]: %w", where, f.name, j, err)
 					}
 					for _, g := range re.SubexpNames() {
-						groups[g] = groups[g] || g != ""
+						groups[g] = groups[g] || (g != "" && f.name != "unless")
 					}
 					*f.dst = append(*f.dst, re)
 				}
+			}
+			if b.fallback() && len(b.unless) > 0 {
+				return nil, fmt.Errorf("%s: unless needs a when or task pattern to qualify", where)
 			}
 			if b.fallback() {
 				if fallback != "" {
@@ -142,9 +148,9 @@ func firstCall(messages []Message) bool {
 	return true
 }
 
-// sent is what a role instance was just sent: on its first call every
-// message but the system prompt, later the messages after its last reply;
-// and, on a first call, its task.
+// sent is what a role instance was just sent (on its first call every
+// message but the system prompt, later the messages after its last reply),
+// and its task.
 type sent struct {
 	texts []string
 	task  string
@@ -154,20 +160,22 @@ type sent struct {
 func sentMessages(messages []Message) sent {
 	s := sent{first: firstCall(messages)}
 	start := 0
-	if !s.first {
-		for i, m := range messages {
-			if m.Role == "assistant" {
-				start = i + 1
-			}
+	opening := true
+	for i, m := range messages {
+		switch {
+		case m.Role == "assistant":
+			start = i + 1
+			opening = opening && len(m.ToolCalls) == 0
+		case m.Role == "user" && opening:
+			s.task = m.Content
 		}
 	}
+	if s.first {
+		start = 0
+	}
 	for _, m := range messages[start:] {
-		if m.Role == "system" {
-			continue
-		}
-		s.texts = append(s.texts, m.Content)
-		if s.first && m.Role == "user" {
-			s.task = m.Content
+		if m.Role != "system" {
+			s.texts = append(s.texts, m.Content)
 		}
 	}
 	return s
@@ -178,7 +186,7 @@ func sentMessages(messages []Message) sent {
 func matchBranch(bs []branch, s sent) (*branch, map[string]string) {
 	for i := range bs {
 		b := &bs[i]
-		if b.fallback() || (len(b.task) > 0 && !s.first) {
+		if b.fallback() || (len(b.when) == 0 && !s.first) {
 			continue
 		}
 		caps, ok := map[string]string{}, true
@@ -187,6 +195,9 @@ func matchBranch(bs []branch, s sent) (*branch, map[string]string) {
 		}
 		for _, re := range b.task {
 			ok = ok && matchAny(re, []string{s.task}, caps)
+		}
+		for _, re := range b.unless {
+			ok = ok && !matchAny(re, s.texts, map[string]string{})
 		}
 		if ok {
 			return b, caps

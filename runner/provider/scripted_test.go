@@ -158,6 +158,39 @@ func TestContinuationNeedsEveryPattern(t *testing.T) {
 	}
 }
 
+func TestUnlessKeepsABranchOff(t *testing.T) {
+	doc := `{"roles": {"orchestrator": [{"content": "demo 1"}, {"content": "demo 2"}]},
+	  "branches": {"orchestrator": [{"name": "new-task", "task": ["\\S"], "unless": ["^Fix the slug tests"],
+	    "turns": [{"content": "not scripted"}]}]}}`
+	s := NewScripted(mustParse(t, doc), 0)
+	if got := newConv("orchestrator", "o-0-1", "Fix the slug tests, please").call(t, s).Content; got != "demo 1" {
+		t.Fatalf("the demo task: %q", got)
+	}
+	// A run cut short leaves the main conversation half-way; a new task
+	// does not pick it up there.
+	if got := newConv("orchestrator", "o-0-1", "Add a --verbose flag").call(t, s).Content; got != "not scripted" {
+		t.Fatalf("a new task: %q", got)
+	}
+}
+
+func TestWhenAndTaskTogetherStartMidInstance(t *testing.T) {
+	doc := `{"roles": {"o": [{"content": "main 1"}, {"content": "main 2"}]},
+	  "branches": {"o": [
+	    {"name": "replan-accents", "when": ["^\\[Operator plan modification"], "task": ["(?i)accent"], "turns": [{"content": "accent replan"}]},
+	    {"name": "replan", "when": ["^\\[Operator plan modification"], "turns": [{"content": "replan"}]}]}}`
+	for task, want := range map[string]string{"Handle accents": "accent replan", "Fix the tests": "replan"} {
+		s := NewScripted(mustParse(t, doc), 0)
+		c := newConv("o", "o-0-1", task)
+		c.msgs[1].Content = task
+		c.call(t, s)
+		c.msgs = append(c.msgs, Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "x", Name: "read_file"}}}, Message{Role: "tool", Content: "{}"})
+		c.say("[Operator plan modification]\n\nchange")
+		if got := c.call(t, s).Content; got != want {
+			t.Errorf("task %q: %q, want %q", task, got, want)
+		}
+	}
+}
+
 func TestTaskPatternsStartOnlyOnAFirstCall(t *testing.T) {
 	s := NewScripted(mustParse(t, branchScript), 0)
 	c := newConv("inquiry_responder", "inquiry_responder-1-3", "nothing live")
@@ -239,6 +272,9 @@ func TestParseScriptRejectsBadBranches(t *testing.T) {
 			"branches.r[0] (a): turn 0: {{y}} is not a named group"},
 		"placeholder in a fallback": {`{"r": [{"name": "a", "turns": [{"toolCalls": [{"name": "finish", "arguments": {"summary": "{{x}}"}}]}]}]}`,
 			"branches.r[0] (a): turn 0: {{x}} is not a named group"},
+		"unless alone": {`{"r": [{"name": "a", "unless": ["x"], "turns": [{}]}]}`, "branches.r[0] (a): unless needs a when or task pattern"},
+		"placeholder from unless": {`{"r": [{"name": "a", "task": ["."], "unless": ["(?P<u>x)"], "turns": [{"content": "{{u}}"}]}]}`,
+			"turn 0: {{u}} is not a named group"},
 		"unknown key": {`{"r": [{"name": "a", "if": ["x"], "turns": [{}]}]}`, `unknown field "if"`},
 	} {
 		t.Run(name, func(t *testing.T) {
