@@ -38,7 +38,7 @@ needs no network and no key.`,
 				return err
 			}
 			defer cleanup()
-			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace)
+			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace+demoDirNote(df))
 			if !df.headless {
 				return runConsoleWith(cmd, common, s, seed.DemoTask())
 			}
@@ -91,6 +91,18 @@ func demoSetup(df *demoFlags, keys keyring) (*setup, func(), error) {
 		return nil, nil, err
 	}
 	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed), records: records}, cleanup, nil
+}
+
+// demoDirNote says what becomes of the demo workspace, so the operator
+// knows to pass --keep before the folder is gone.
+func demoDirNote(df *demoFlags) string {
+	switch {
+	case df.into != "":
+		return ""
+	case df.keep:
+		return " (kept after the demo: --keep)"
+	}
+	return " (temporary: removed when the demo ends; run with --keep to keep it, or --into DIR)"
 }
 
 // demoDir is the folder the sample workspace is copied into.
