@@ -86,7 +86,7 @@ it opens the console and submits the task at once.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.MaximumNArgs(1),
+		Args:          rootArgs,
 	}
 	common := &commonFlags{keys: keys}
 	common.register(root.PersistentFlags())
@@ -103,6 +103,6 @@ it opens the console and submits the task at once.`,
 		newSettingsCmd(common),
 		newTrustCmd(common),
 	)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(flagError)
 	return root
 }
