@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -297,5 +298,30 @@ func TestCaptureIsBounded(t *testing.T) {
 	}
 	if !json.Valid([]byte(c.msgs[len(c.msgs)-2].ToolCalls[0].Arguments)) {
 		t.Fatal("arguments are not valid JSON")
+	}
+}
+
+// BenchmarkScriptedCallWithBranches is one call of a long conversation
+// (400 messages of 2 KB) against the demo-sized branch set: the cost the
+// branch patterns add to every scripted turn.
+func BenchmarkScriptedCallWithBranches(b *testing.B) {
+	sc, err := ParseScript([]byte(branchScript))
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := []Message{{Role: "system", Content: "[orchestrator]"}, {Role: "user", Content: "Fix the tests"}}
+	for i := range 200 {
+		msgs = append(msgs, Message{Role: "assistant", Content: strings.Repeat("x", 2048), ToolCalls: []ToolCall{{ID: fmt.Sprint(i), Name: "read_file"}}},
+			Message{Role: "tool", Content: strings.Repeat("y", 2048)})
+	}
+	long := &Script{Roles: map[string][]ScriptTurn{"orchestrator": make([]ScriptTurn, b.N+1)}, Branches: sc.Branches}
+	s := NewScripted(long, 0)
+	req := Request{Role: "orchestrator", RoleID: "orchestrator-0-1", Messages: msgs}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Complete(context.Background(), req, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
