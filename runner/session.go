@@ -17,8 +17,8 @@ import (
 
 // Errors a session reports to its clients.
 var (
-	ErrRunInProgress = errors.New("run_in_progress")
-	ErrRunNotActive  = errors.New("run_not_active")
+	ErrRunInProgress = errors.New("a run is already in progress in this workspace; wait for it to finish or queue the task")
+	ErrRunNotActive  = errors.New("that run is not the one running now")
 	ErrInvalidKind   = errors.New("interrupt kind must be inquiry or plan_modification")
 	ErrEmptyMessage  = errors.New("the message is empty")
 )

@@ -74,6 +74,18 @@ func (e *QueueItemError) Error() string {
 
 func (e *QueueItemError) Unwrap() error { return e.Err }
 
+// invalidError is bad input: it reads as its message alone, and wraps
+// ErrInvalid for clients that map it to a code (the API's invalid_body), so
+// the code never ends up in a message meant for a person.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string { return e.msg }
+func (e *invalidError) Unwrap() error { return ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
+}
+
 // QueueCorruptError reports a queue.json that does not parse or validate.
 // The file is left exactly as it is: reads fail with this error and writes
 // refuse to replace it until the operator repairs it or calls Reset.
@@ -221,7 +233,7 @@ func CheckEffort(e string) error {
 	case "", "quick", "standard", "thorough":
 		return nil
 	}
-	return fmt.Errorf("effort %q is not one of quick, standard, thorough: %w", e, ErrInvalid)
+	return invalidf("effort %q is not one of quick, standard, thorough", e)
 }
 
 // CheckLogLevel validates a log level; "" (use the project default) is
@@ -231,7 +243,7 @@ func CheckLogLevel(l string) error {
 	case "", "full", "standard":
 		return nil
 	}
-	return fmt.Errorf("log level %q is not one of full, standard: %w", l, ErrInvalid)
+	return invalidf("log level %q is not one of full, standard", l)
 }
 
 // Queue is the project's task queue, .orchestration/queue.json. Every
@@ -299,7 +311,7 @@ func (q *Queue) Get(id string) (QueueItem, error) {
 // Add appends a waiting item at the tail and returns it.
 func (q *Queue) Add(ctx context.Context, spec QueueSpec) (QueueItem, error) {
 	if strings.TrimSpace(spec.Task) == "" {
-		return QueueItem{}, fmt.Errorf("the task is empty; say what the run should do: %w", ErrInvalid)
+		return QueueItem{}, invalidf("the task is empty; say what the run should do")
 	}
 	if err := CheckEffort(spec.Effort); err != nil {
 		return QueueItem{}, err
@@ -308,7 +320,7 @@ func (q *Queue) Add(ctx context.Context, spec QueueSpec) (QueueItem, error) {
 		return QueueItem{}, err
 	}
 	if spec.ContinuesFrom != "" && !ValidRunID(spec.ContinuesFrom) {
-		return QueueItem{}, fmt.Errorf("continue from %q: not a run id of the form run-YYYYMMDD-HHMMSS: %w", spec.ContinuesFrom, ErrInvalid)
+		return QueueItem{}, invalidf("continue from %q: not a run id of the form run-YYYYMMDD-HHMMSS", spec.ContinuesFrom)
 	}
 	var added QueueItem
 	err := q.update(ctx, func(f *queueFile, now time.Time) error {
@@ -325,7 +337,7 @@ func (q *Queue) Add(ctx context.Context, spec QueueSpec) (QueueItem, error) {
 // Edit changes the task or effort of a waiting item.
 func (q *Queue) Edit(ctx context.Context, id string, e QueueEdit) (QueueItem, error) {
 	if e.Task != nil && strings.TrimSpace(*e.Task) == "" {
-		return QueueItem{}, fmt.Errorf("the task is empty; say what the run should do: %w", ErrInvalid)
+		return QueueItem{}, invalidf("the task is empty; say what the run should do")
 	}
 	if e.Effort != nil {
 		if err := CheckEffort(*e.Effort); err != nil {
@@ -417,7 +429,7 @@ func (q *Queue) Requeue(ctx context.Context, id string) (QueueItem, error) {
 // from the parked run and its task carries the answer.
 func (q *Queue) Answer(ctx context.Context, id, answer string) (QueueItem, error) {
 	if strings.TrimSpace(answer) == "" {
-		return QueueItem{}, fmt.Errorf("the answer is empty: %w", ErrInvalid)
+		return QueueItem{}, invalidf("the answer is empty")
 	}
 	return q.change(ctx, "answer", id, []string{QueueNeedsInput}, "only a needs_input item can be answered",
 		func(f *queueFile, i int, now time.Time) error {
@@ -460,7 +472,7 @@ func (q *Queue) ClaimNext(ctx context.Context) (item QueueItem, ok bool, err err
 // MarkActive records the run an active item was dispatched as.
 func (q *Queue) MarkActive(ctx context.Context, id, runID string) (QueueItem, error) {
 	if !ValidRunID(runID) {
-		return QueueItem{}, fmt.Errorf("mark %s active: run id %q is not valid: %w", id, runID, ErrInvalid)
+		return QueueItem{}, invalidf("mark %s active: run id %q is not valid", id, runID)
 	}
 	return q.change(ctx, "start", id, []string{QueueActive}, "only an active item gets a run",
 		func(f *queueFile, i int, now time.Time) error {
@@ -552,7 +564,7 @@ func (q *Queue) Reset(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return "", fmt.Errorf("%s is well formed; there is nothing to reset: %w", q.Path(), ErrInvalid)
+		return "", invalidf("%s is well formed; there is nothing to reset", q.Path())
 	}
 	dst := q.Path() + ".corrupt-" + q.now().UTC().Format("20060102-150405.000")
 	if err := os.Rename(q.Path(), dst); err != nil {

@@ -155,7 +155,10 @@ func (e *editor) HandleKey(k tea.KeyMsg) bool {
 		if text == "" {
 			return true
 		}
-		e.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(text)})
+		// Inserted, not sent through Update: the textarea matches key
+		// bindings by name, so a burst of typed runes that spells "right",
+		// "left" or "home" would move the cursor instead of appearing.
+		e.model().InsertString(text)
 		return true
 	case tea.KeyEnter:
 		if k.Alt && !e.singleLine {

@@ -53,6 +53,22 @@ func TestEditorKeys(t *testing.T) {
 	}
 }
 
+// Fast typing (or a paste without bracketed paste) arrives as one message
+// per word; a word that names a key is text, not that key.
+func TestEditorInsertsWordsThatNameKeys(t *testing.T) {
+	var e editor
+	e.SetSize(60, 3)
+	for i, w := range []string{"turn", "right", "left", "up", "down", "home", "end", "delete"} {
+		if i > 0 {
+			e.HandleKey(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+		}
+		e.HandleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(w)})
+	}
+	if got := e.Value(); got != "turn right left up down home end delete" {
+		t.Fatalf("value %q", got)
+	}
+}
+
 func TestEditorSanitizesInput(t *testing.T) {
 	var e editor
 	e.SetSize(40, 3)

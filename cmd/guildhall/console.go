@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +34,12 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 			}
 		}
 	}
+	if err := common.checkContinue(); err != nil {
+		return err
+	}
+	if err := needTerminal(cmd, args); err != nil {
+		return err
+	}
 	s, err := common.loadWith(ctx, consoleAsk(cmd))
 	if errors.Is(err, errQuitAtTrust) {
 		return nil
@@ -42,6 +52,31 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 		task = args[0]
 	}
 	return consoleSession(cmd, common, s, task)
+}
+
+// needTerminal refuses to open the console without a terminal to draw on
+// and read keys from, before anything else starts, with the commands that
+// work without one.
+func needTerminal(cmd *cobra.Command, args []string) error {
+	if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	// Bubble Tea reads keys from the controlling terminal when standard
+	// input is not one.
+	name := "/dev/tty"
+	if runtime.GOOS == "windows" {
+		name = "CONIN$"
+	}
+	if tty, err := os.Open(name); err == nil {
+		tty.Close()
+		return nil
+	}
+	headless := `guildhall run "TASK"`
+	if len(args) == 1 {
+		headless = "guildhall run " + shellQuote(args[0])
+	}
+	return usageErr(fmt.Errorf("the console needs a terminal, and there is none here (standard input is not a terminal and %s cannot be opened); "+
+		"without one, run the task headless with %s, or watch the demo with guildhall demo --headless", name, headless))
 }
 
 // consoleAsk puts an undecided workspace to the operator in a full-screen

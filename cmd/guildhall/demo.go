@@ -29,8 +29,13 @@ func newDemoCmd(common *commonFlags) *cobra.Command {
 workspace (a small project with a failing test), driven by an embedded
 scripted model. Real tools run for real; only the model is scripted. It
 needs no network and no key.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !df.headless {
+				if err := needTerminal(cmd, nil); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			s, cleanup, err := demoSetup(df, common.keys)
@@ -41,7 +46,7 @@ needs no network and no key.`,
 			if err := common.applySandbox(s); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace)
+			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace+demoDirNote(df))
 			if !df.headless {
 				return runConsoleWith(cmd, common, s, seed.DemoTask())
 			}
@@ -94,6 +99,18 @@ func demoSetup(df *demoFlags, keys keyring) (*setup, func(), error) {
 		return nil, nil, err
 	}
 	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed), records: records}, cleanup, nil
+}
+
+// demoDirNote says what becomes of the demo workspace, so the operator
+// knows to pass --keep before the folder is gone.
+func demoDirNote(df *demoFlags) string {
+	switch {
+	case df.into != "":
+		return ""
+	case df.keep:
+		return " (kept after the demo: --keep)"
+	}
+	return " (temporary: removed when the demo ends; run with --keep to keep it, or --into DIR)"
 }
 
 // demoDir is the folder the sample workspace is copied into.

@@ -14,6 +14,7 @@ import (
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
+// Without it, the version comes from the module's build information.
 var version = "dev"
 
 // Exit statuses (DESIGN.md "CLI").
@@ -84,10 +85,10 @@ the run live in the terminal.
 
 With no arguments it opens the console on the current directory; with a TASK
 it opens the console and submits the task at once.`,
-		Version:       version,
+		Version:       versionString(version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.MaximumNArgs(1),
+		Args:          rootArgs,
 	}
 	common := &commonFlags{keys: keys}
 	common.register(root.PersistentFlags())
@@ -104,6 +105,6 @@ it opens the console and submits the task at once.`,
 		newSettingsCmd(common),
 		newTrustCmd(common),
 	)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(flagError)
 	return root
 }

@@ -35,7 +35,7 @@ role that can change the workspace has started is parked: its item becomes
 needs_input until you answer it, and the queue moves on.
 
 With no subcommand, lists the queue.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return queueList(cmd, common, asJSON, false) },
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the items as JSON")
@@ -100,8 +100,17 @@ func newQueueAddCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "add [--effort E] [--continue RUN_ID] [--log-level L] TASK",
 		Short: "Add a task at the end of the queue",
-		Args:  cobra.ExactArgs(1),
+		Args:  args{min: 1, max: 1, what: "the task to queue", example: `guildhall queue add "Add a --verbose flag"`, oneText: true}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := store.CheckEffort(common.effort); err != nil {
+				return usageErr(fmt.Errorf("--effort: %w", err))
+			}
+			if err := store.CheckLogLevel(common.logLevel); err != nil {
+				return usageErr(fmt.Errorf("--log-level: %w", err))
+			}
+			if err := common.checkContinue(); err != nil {
+				return err
+			}
 			ws, q, err := queueOf(common)
 			if err != nil {
 				return err
@@ -136,7 +145,7 @@ func newQueueListCmd(common *commonFlags) *cobra.Command {
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List the queue: active, needs_input, waiting in run order, then recent settled items",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return queueList(cmd, common, asJSON, all) },
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the items as JSON")
@@ -273,7 +282,8 @@ func newQueueMoveCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mv ID up|down|top|bottom|POSITION",
 		Short: "Reorder a waiting item (POSITION counts waiting items from 1)",
-		Args:  cobra.ExactArgs(2),
+		Args: args{min: 2, max: 2, what: "an item id and where to move it (up, down, top, bottom or a position)",
+			example: "guildhall queue mv q-1767225600000-1 top", hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, where := args[0], args[1]
 			if err := checkItemID(id); err != nil {
@@ -316,7 +326,8 @@ func newQueueCancelCmd(common *commonFlags) *cobra.Command {
 		Use:     "rm ID",
 		Aliases: []string{"cancel"},
 		Short:   "Cancel a waiting or needs_input item (it stays listed as cancelled)",
-		Args:    cobra.ExactArgs(1),
+		Args: args{min: 1, max: 1, what: "the id of the item to cancel", example: "guildhall queue rm q-1767225600000-1",
+			hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return queueItemOp(cmd, common, args[0], "cancelled", func(ctx context.Context, q *store.Queue, id string) (store.QueueItem, error) {
 				return q.Cancel(ctx, id)
@@ -332,7 +343,8 @@ func newQueueRequeueCmd(common *commonFlags) *cobra.Command {
 		Long: `Requeue returns an item to waiting at the end of the queue under the same id.
 An item that has run continues from its latest run, so the new attempt sees
 how the last one ended.`,
-		Args: cobra.ExactArgs(1),
+		Args: args{min: 1, max: 1, what: "the id of the item to requeue", example: "guildhall queue requeue q-1767225600000-1",
+			hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return queueItemOp(cmd, common, args[0], "requeued", func(ctx context.Context, q *store.Queue, id string) (store.QueueItem, error) {
 				return q.Requeue(ctx, id)
@@ -349,7 +361,8 @@ func newQueueAnswerCmd(common *commonFlags) *cobra.Command {
 the number of an offered option. The item returns to the head of the waiting
 items; its next run continues from the parked one and its task carries
 "Operator's answer to "QUESTION": ANSWER".`,
-		Args: cobra.MinimumNArgs(2),
+		Args: args{min: 2, max: -1, what: "an item id and the answer", example: `guildhall queue answer q-1767225600000-1 "Only fix the tests"`,
+			hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			answer := strings.TrimSpace(strings.Join(args[1:], " "))
 			return queueItemOp(cmd, common, args[0], "answered", func(ctx context.Context, q *store.Queue, id string) (store.QueueItem, error) {
@@ -393,7 +406,7 @@ func newQueueResetCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "reset",
 		Short: "Move a malformed queue.json aside (kept as queue.json.corrupt-TIME) and start an empty queue",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, q, err := queueOf(common)
 			if err != nil {
@@ -431,7 +444,7 @@ its checkpoint when it can be, and otherwise the item runs again.
 
 Exit status: 0 every task done, 1 a task ended in error, 2 usage or
 configuration error, 3 a task needs input, 130 interrupted.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext()
 			defer stop()

@@ -150,10 +150,10 @@ func TestQueueCLIErrors(t *testing.T) {
 		{[]string{"queue", "rm", "q-1-1"}, exitError, "queue item q-1-1: not found"},
 		{[]string{"queue", "add", "--effort", "max", "x"}, exitUsage, `effort "max" is not one of`},
 		{[]string{"queue", "add", "  "}, exitUsage, "the task is empty"},
-		{[]string{"queue", "add", "--continue", "yesterday", "x"}, exitUsage, "not a run id"},
+		{[]string{"queue", "add", "--continue", "yesterday", "x"}, exitUsage, "--continue: run id \"yesterday\" is not of the form run-YYYYMMDD-HHMMSS"},
 		{[]string{"queue", "answer", id, "yes"}, exitError, "cannot answer queue item " + id + ": it is waiting"},
 		{[]string{"queue", "requeue", id}, exitError, "cannot requeue queue item " + id + ": it is waiting"},
-		{[]string{"queue", "answer", id}, exitUsage, "requires at least 2 arg"},
+		{[]string{"queue", "answer", id}, exitUsage, "guildhall queue answer needs an item id and the answer"},
 		{[]string{"queue", "reset"}, exitError, "well formed"},
 	}
 	for _, c := range cases {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +23,7 @@ func newRunsCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "runs",
 		Short: "List this workspace's runs, newest first",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := common.records()
 			if err != nil {
@@ -99,7 +101,8 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show RUN_ID",
 		Short: "Show one run: task, status, result card, artifacts, error, and its task thread",
-		Args:  cobra.ExactArgs(1),
+		Args: args{min: 1, max: 1, what: "the id of the run to show", example: "guildhall show run-20260101-120000",
+			hint: "`guildhall runs` lists this workspace's runs"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := common.records()
 			if err != nil {
@@ -109,6 +112,9 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 				return usageErr(err)
 			}
 			m, err := ws.ReadMeta(args[0])
+			if errors.Is(err, fs.ErrNotExist) {
+				return &exitCodeError{code: exitError, err: noSuchRun(ws, args[0])}
+			}
 			if err != nil {
 				return &exitCodeError{code: exitError, err: err}
 			}
@@ -117,6 +123,83 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// recentRuns is how many runs a "no such run" message lists.
+const recentRuns = 5
+
+// noSuchRun says that id is not a run of this workspace, and lists the
+// newest ones so the operator can pick.
+func noSuchRun(ws store.Workspace, id string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no run %s in this workspace (%s)", render.SanitizeLine(id), render.SanitizeLine(ws.Dir))
+	ids, err := ws.ListRunIDs()
+	switch {
+	case err != nil || len(ids) == 0:
+		b.WriteString("; it has no runs yet")
+	default:
+		b.WriteString("; the most recent:")
+		for _, r := range ids[:min(len(ids), recentRuns)] {
+			line := "\n  " + r
+			if m, err := ws.ReadMeta(r); err == nil {
+				what := ws.ReadSummary(r)
+				if what == "" {
+					what = firstLine(m.Task)
+				}
+				line += fmt.Sprintf("  %-8s %s", render.SanitizeLine(m.Status), clipRunes(render.SanitizeLine(what), 60))
+			}
+			b.WriteString(line)
+		}
+		if len(ids) > recentRuns {
+			fmt.Fprintf(&b, "\n  … and %d more: guildhall runs lists them all", len(ids)-recentRuns)
+		}
+	}
+	return errors.New(b.String())
+}
+
+// knownRun checks that id names a run of this workspace, before anything
+// slower (a provider probe, a session) starts.
+func knownRun(ws store.Workspace, id string) error {
+	if err := store.CheckRunID(id); err != nil {
+		return err
+	}
+	if _, err := ws.ReadMeta(id); errors.Is(err, fs.ErrNotExist) {
+		return noSuchRun(ws, id)
+	}
+	return nil
+}
+
+// checkContinue validates --continue: a usage error when it names no run
+// of the workspace.
+func (c *commonFlags) checkContinue() error {
+	if c.continues == "" {
+		return nil
+	}
+	ws, err := c.records()
+	if err != nil {
+		return err
+	}
+	if err := knownRun(ws, c.continues); err != nil {
+		return usageErr(fmt.Errorf("--continue: %w", err))
+	}
+	return nil
+}
+
+// prose renders agent Markdown for plain output: glamour pads every line
+// to the width and frames the block in blank lines, which a file or a
+// pipe keeps as trailing spaces; both are trimmed.
+func prose(md *render.MarkdownRenderer, text string, width int) string {
+	lines := strings.Split(md.Render(text, width), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func showRun(out io.Writer, m *store.Meta, summary string) {
@@ -138,12 +221,12 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 		fmt.Fprintf(out, "Summary  %s\n", render.SanitizeLine(summary))
 	}
 	fmt.Fprintln(out, "\nTask")
-	fmt.Fprintln(out, md.Render(m.Task, 80))
+	fmt.Fprintln(out, prose(md, m.Task, 80))
 	if res := m.Result; res != nil {
-		fmt.Fprintln(out, "Result")
-		fmt.Fprintln(out, md.Render(res.Summary, 80))
+		fmt.Fprintln(out, "\nResult")
+		fmt.Fprintln(out, prose(md, res.Summary, 80))
 		if len(res.Artifacts) > 0 {
-			fmt.Fprintln(out, "Artifacts")
+			fmt.Fprintln(out, "\nArtifacts")
 			for _, a := range res.Artifacts {
 				fmt.Fprintln(out, "  "+render.SanitizeLine(a))
 			}
@@ -152,10 +235,10 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 	if e := m.Error; e != nil {
 		fmt.Fprintf(out, "\nError (%s)\n", render.SanitizeLine(e.Kind))
 		if e.Message != "" {
-			fmt.Fprintln(out, md.Render(e.Message, 80))
+			fmt.Fprintln(out, prose(md, e.Message, 80))
 		}
 		if len(e.Detail) > 0 {
-			fmt.Fprintln(out, "Technical details")
+			fmt.Fprintln(out, "\nTechnical details")
 			fmt.Fprintln(out, render.Sanitize(string(e.Detail)))
 		}
 	}
@@ -170,17 +253,21 @@ func newResumeCmd(common *commonFlags) *cobra.Command {
 crash, a suspension) from its last checkpoint, under its own run id. A
 finished child's recorded result is delivered rather than the child re-run.
 Progress is printed as with ` + "`guildhall run`" + `.`,
-		Args: cobra.ExactArgs(1),
+		Args: args{min: 1, max: 1, what: "the id of the run to resume", example: "guildhall resume run-20260101-120000",
+			hint: "`guildhall runs` lists this workspace's runs"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := store.CheckRunID(args[0]); err != nil {
 				return usageErr(err)
 			}
-			ctx, stop := signalContext()
-			defer stop()
 			ws, err := common.records()
 			if err != nil {
 				return err
 			}
+			if err := knownRun(ws, args[0]); err != nil {
+				return &exitCodeError{code: exitError, err: err}
+			}
+			ctx, stop := signalContext()
+			defer stop()
 			m, err := ws.ReadMeta(args[0])
 			if err != nil {
 				return &exitCodeError{code: exitError, err: err}
@@ -260,7 +347,7 @@ func newCheckCmd(common *commonFlags) *cobra.Command {
 came from: --guild/--deployment, the workspace's own files (applied only
 once you trust the workspace), your ~/.config/guildhall/, or the built-in
 seed guild and defaults. GUILD_DIR checks that guild folder instead.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: args{max: 1, what: "at most one guild folder", example: "guildhall check ./guild"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			if len(args) == 1 {

@@ -39,8 +39,11 @@ when no browser (--web) can answer instead.
 
 Exit status: 0 success, 1 error, 2 usage or configuration error,
 3 needs_clarification, suspended or paused, 130 interrupted.`,
-		Args: cobra.ExactArgs(1),
+		Args: args{min: 1, max: 1, what: "the task to run", example: `guildhall run "Add a --verbose flag"`, oneText: true}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := common.checkContinue(); err != nil {
+				return err
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			s, err := common.load(ctx)

@@ -199,7 +199,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "--workspace", filepath.Join(ws, "missing"), "x"}, "--workspace"},
 		{[]string{"run", "--workspace", ws, "--provider", "gemini", "x"}, `"gemini"`},
 		{[]string{"show", "--workspace", ws, "run-1"}, "run-YYYYMMDD-HHMMSS"},
-		{[]string{"run", "--workspace", ws, "--guild", testGuild, "--base-url", f.BaseURL(), "--continue", "run-20000101-000000", "x"}, "--continue run-20000101-000000"},
+		{[]string{"run", "--workspace", ws, "--guild", testGuild, "--base-url", f.BaseURL(), "--continue", "run-20000101-000000", "x"}, "--continue: no run run-20000101-000000 in this workspace"},
 		{[]string{"check", "testdata/bad-guild"}, "guild.json:3:"},
 		{[]string{"run", "--nope"}, "unknown flag"},
 	}

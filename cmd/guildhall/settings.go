@@ -22,7 +22,7 @@ func newSettingsCmd(common *commonFlags) *cobra.Command {
 thorough) and --log-level (full, standard) set them; an empty value
 (--effort "") clears one, so the built-in default applies. A run's own
 --effort or --log-level still wins over these.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := common.workspaceDir()
 			if err != nil {

@@ -18,7 +18,8 @@ const threadWidth = 80
 // thread title when there is one, the deterministic identity, then every
 // entry. Markers, answers and machine fields are plain, escape-safe lines;
 // agent prose (tasks, results, questions and their context) is rendered as
-// Markdown. It never calls a model.
+// Markdown. The shown run's own task and result are already on the card
+// above, so the thread only marks where they come. It never calls a model.
 func showThread(out io.Writer, ws store.Workspace, runID string) {
 	fmt.Fprintln(out, "\nThread")
 	th, err := runner.LoadThread(ws, runID)
@@ -35,6 +36,10 @@ func showThread(out io.Writer, ws store.Workspace, runID string) {
 	fmt.Fprintln(out, "  "+identityLine(th.Identity))
 	md := render.NewMarkdownRenderer("notty")
 	for _, e := range th.Entries {
+		if e.RunID == runID && (e.Kind == thread.Human || e.Kind == thread.Orchestrator) {
+			fmt.Fprintf(out, "\n%s  %s\n  (shown above)\n", entryHeading(e), e.At.Local().Format("2006-01-02 15:04:05"))
+			continue
+		}
 		writeThreadEntry(out, md, e)
 	}
 }
@@ -67,14 +72,14 @@ func writeThreadEntry(out io.Writer, md *render.MarkdownRenderer, e thread.Entry
 		}
 	default:
 		fmt.Fprintf(out, "\n%s  %s\n", entryHeading(e), at)
-		fmt.Fprintln(out, md.Render(e.Text, threadWidth))
+		fmt.Fprintln(out, prose(md, e.Text, threadWidth))
 		if e.Context != "" {
 			if e.Kind == thread.Orchestrator {
-				fmt.Fprintln(out, "Error")
+				fmt.Fprintln(out, "\nError")
 			} else {
-				fmt.Fprintln(out, "Context")
+				fmt.Fprintln(out, "\nContext")
 			}
-			fmt.Fprintln(out, md.Render(e.Context, threadWidth))
+			fmt.Fprintln(out, prose(md, e.Context, threadWidth))
 		}
 	}
 }

@@ -36,19 +36,27 @@ func TestShowPrintsTheThread(t *testing.T) {
 		"1 run · 0 continuations · 1 question asked, 1 answered",
 		"Run " + ids[0] + " started",
 		"Operator · task of " + ids[0],
-		"Fix the slugify function",
 		"Orchestrator asked",
 		"only fix the failing tests, or also look at accented",
 		"transliterated",
 		"Operator answered",
 		"Only fix the failing tests",
 		"Orchestrator · result (success)",
-		"Slug tests fixed",
 		"Run finished: success",
 	} {
 		if !strings.Contains(thread, want) {
 			t.Errorf("the thread lacks %q", want)
 		}
+	}
+	// The shown run's task and result are on the card; the thread marks
+	// their place instead of printing them again.
+	for _, once := range []string{"Fix the slugify function", "now trims hyphens from", "Still a documented limitation"} {
+		if n := strings.Count(out, once); n != 1 {
+			t.Errorf("%q is printed %d times, want once", once, n)
+		}
+	}
+	if n := strings.Count(thread, "(shown above)"); n != 2 {
+		t.Errorf("the thread marks %d entries as shown above, want the task and the result:\n%s", n, thread)
 	}
 	order := []string{"started", "Operator · task", "Orchestrator asked", "Operator answered", "Orchestrator · result", "Run finished"}
 	at := 0

@@ -154,7 +154,7 @@ they would change and asks; the decision is remembered for the workspace's
 path and the files' contents, and asked again when the files change.
 --yes trusts without asking, --revoke forgets the decision, --list shows
 every remembered decision.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			op, err := trust.Operator()
 			if err != nil {

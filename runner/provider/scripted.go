@@ -13,8 +13,16 @@ import (
 // Script is a scripted conversation: for each role name, the replies its
 // model calls receive in order. The run is sequential and depth-first, so a
 // cursor per role name makes the conversation deterministic.
+//
+// Branches are what lets the script follow an operator: an inquiry, a plan
+// change, a follow-up task. Each is an alternative conversation for one
+// role instance, chosen by patterns over what the instance was just sent
+// (see ScriptBranch); without branches a script behaves as it always did.
 type Script struct {
 	Roles map[string][]ScriptTurn `json:"roles"`
+	// Branches are, per role name, the alternative conversations in the
+	// order they are tried.
+	Branches map[string][]ScriptBranch `json:"branches,omitempty"`
 	// Summaries are the replies of raw summariser calls (requests with no
 	// Role), in order. When they run out, a short summary derived from the
 	// request text answers instead, so the offline demo gets summaries.
@@ -51,6 +59,9 @@ func ParseScript(data []byte) (*Script, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("script: %w", err)
 	}
+	if _, err := compileBranches(s.Branches); err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
 	return &s, nil
 }
 
@@ -58,37 +69,44 @@ func ParseScript(data []byte) (*Script, error) {
 // real; only the model's replies are canned. Replies stream in small pieces
 // so live views behave as with a real model.
 type Scripted struct {
-	script *Script
+	script    *Script
+	branches  map[string][]branch
+	badScript error // a branch that does not compile (scripts built in Go)
 	// Speed scales the scripted delays (0 = no delay, 1 = as written).
 	Speed float64
 
 	mu        sync.Mutex
-	cursors   map[string]int
+	cursors   map[string]int // the main conversation's position, per role name
+	instances map[string]*instance
 	calls     int
 	summaries int // raw summariser calls answered so far
 }
 
-// NewScripted makes a scripted provider.
+// NewScripted makes a scripted provider. A script from ParseScript is
+// valid; one built in Go with a bad branch pattern fails every role call.
 func NewScripted(s *Script, speed float64) *Scripted {
-	return &Scripted{script: s, Speed: speed, cursors: map[string]int{}}
+	b, err := compileBranches(s.Branches)
+	return &Scripted{script: s, branches: b, badScript: err, Speed: speed, cursors: map[string]int{}, instances: map[string]*instance{}}
 }
 
 // Name implements Provider.
 func (s *Scripted) Name() string { return "script" }
 
-// Complete implements Provider: it returns the role's next scripted turn.
+// Complete implements Provider: it returns the role instance's next
+// scripted turn.
 func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	if req.Role == "" {
 		return s.summarize(ctx, req, onDelta)
 	}
+	if s.badScript != nil {
+		return nil, fmt.Errorf("script: %w", s.badScript)
+	}
 	s.mu.Lock()
-	turns := s.script.Roles[req.Role]
-	i := s.cursors[req.Role]
-	s.cursors[req.Role] = i + 1
+	t, ok := s.nextTurn(req)
 	s.calls++
 	call := s.calls
 	s.mu.Unlock()
-	if i >= len(turns) {
+	if !ok {
 		// Out of script: finish honestly rather than loop.
 		return &Response{
 			ToolCalls: []ToolCall{{ID: fmt.Sprintf("call_%d_0", call), Name: "finish",
@@ -96,7 +114,6 @@ func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 			FinishReason: "tool_calls", Model: "scripted",
 		}, nil
 	}
-	t := turns[i]
 	resp := &Response{Content: t.Content, Reasoning: t.Reasoning, FinishReason: "stop", Model: "scripted"}
 	for j, tc := range t.ToolCalls {
 		args := string(tc.Arguments)
@@ -117,6 +134,43 @@ func (s *Scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 		return nil, err
 	}
 	return resp, nil
+}
+
+// nextTurn picks the instance's reply, in this order: a branch whose
+// patterns match what the instance was just sent starts over; else the
+// instance's current branch goes on; else the role's main conversation;
+// else, once per instance, the role's fallback branch. Call with s.mu held.
+func (s *Scripted) nextTurn(req Request) (ScriptTurn, bool) {
+	news := sentMessages(req.Messages)
+	inst := s.instances[req.RoleID]
+	if inst == nil || news.first {
+		// Role ids repeat across the runs of a session: a first call is a
+		// new instance whatever its id.
+		inst = &instance{}
+		s.instances[req.RoleID] = inst
+	}
+	branches := s.branches[req.Role]
+	if b, caps := matchBranch(branches, news); b != nil {
+		inst.Branch, inst.Turn, inst.Captures = b.Name, 0, caps
+	}
+	if inst.Branch != "" {
+		if b := findBranch(branches, inst.Branch); b != nil && inst.Turn < len(b.Turns) {
+			t := b.Turns[inst.Turn]
+			inst.Turn++
+			return b.fill(t, inst.Captures), true
+		}
+		inst.Branch = "" // a branch that ran out hands back to the main conversation
+	}
+	turns := s.script.Roles[req.Role]
+	if i := s.cursors[req.Role]; i < len(turns) {
+		s.cursors[req.Role] = i + 1
+		return turns[i], true
+	}
+	if fb := fallbackBranch(branches); fb != nil && !inst.FellBack {
+		inst.FellBack, inst.Branch, inst.Turn, inst.Captures = true, fb.Name, 1, nil
+		return fb.Turns[0], true
+	}
+	return ScriptTurn{}, false
 }
 
 // summarize answers a raw summariser call. It keeps its own cursor and
@@ -223,29 +277,43 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// SaveState returns the per-role cursors, so a resumed run replays the
-// script from where its checkpoint was taken.
+// scriptState is the scripted model's position, as checkpointed. Runs
+// checkpointed before branches existed hold only cursors and calls.
+type scriptState struct {
+	Cursors   map[string]int       `json:"cursors"`
+	Calls     int                  `json:"calls"`
+	Instances map[string]*instance `json:"instances,omitempty"`
+}
+
+// SaveState returns the per-role cursors and each role instance's branch
+// position, so a resumed run replays the script from where its checkpoint
+// was taken.
 func (s *Scripted) SaveState() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, _ := json.Marshal(map[string]any{"cursors": s.cursors, "calls": s.calls})
+	b, _ := json.Marshal(scriptState{Cursors: s.cursors, Calls: s.calls, Instances: s.instances})
 	return b
 }
 
-// RestoreState sets the cursors saved by SaveState.
+// RestoreState sets the position saved by SaveState.
 func (s *Scripted) RestoreState(b json.RawMessage) error {
-	var st struct {
-		Cursors map[string]int `json:"cursors"`
-		Calls   int            `json:"calls"`
-	}
+	var st scriptState
 	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("scripted model state: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cursors, s.calls = st.Cursors, st.Calls
+	s.cursors, s.calls, s.instances = st.Cursors, st.Calls, st.Instances
 	if s.cursors == nil {
 		s.cursors = map[string]int{}
+	}
+	if s.instances == nil {
+		s.instances = map[string]*instance{}
+	}
+	for id, in := range s.instances {
+		if in == nil {
+			delete(s.instances, id)
+		}
 	}
 	return nil
 }

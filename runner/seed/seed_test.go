@@ -386,8 +386,17 @@ type scriptTurn struct {
 	DelayMs int `json:"delayMs"`
 }
 
+type scriptBranch struct {
+	Name   string       `json:"name"`
+	When   []string     `json:"when"`
+	Task   []string     `json:"task"`
+	Unless []string     `json:"unless"`
+	Turns  []scriptTurn `json:"turns"`
+}
+
 type script struct {
-	Roles map[string][]scriptTurn `json:"roles"`
+	Roles    map[string][]scriptTurn   `json:"roles"`
+	Branches map[string][]scriptBranch `json:"branches"`
 }
 
 func loadScript(t *testing.T) script {
@@ -501,34 +510,7 @@ func (s *simulation) run(role string, depth int) string {
 		}
 		for j, c := range turn.ToolCalls {
 			where := fmt.Sprintf("%s turn %d call %d (%s)", role, i, j, c.Name)
-			if !slices.Contains(def.Tools, c.Name) {
-				t.Fatalf("%s: tool not granted to %s", where, role)
-			}
-			args := map[string]json.RawMessage{}
-			if len(c.Arguments) > 0 {
-				if err := json.Unmarshal(c.Arguments, &args); err != nil {
-					t.Fatalf("%s: arguments are not an object: %v", where, err)
-				}
-			}
-			spec, ok := s.known[c.Name]
-			if !ok {
-				t.Fatalf("%s: unknown tool", where)
-			}
-			for _, r := range spec.required {
-				if _, ok := args[r]; !ok {
-					t.Errorf("%s: missing argument %q", where, r)
-				}
-			}
-			for a := range args {
-				if !slices.Contains(spec.props, a) {
-					t.Errorf("%s: unexpected argument %q", where, a)
-				}
-			}
-			if spec.schema != nil {
-				if err := validateAgainst(spec.schema, c.Arguments); err != nil {
-					t.Errorf("%s: %v", where, err)
-				}
-			}
+			checkCall(t, s.known, def, where, c)
 			switch c.Name {
 			case "agent":
 				var a struct{ Role, Task string }
@@ -609,6 +591,87 @@ func (s *simulation) run(role string, depth int) string {
 	}
 }
 
+// checkCall checks one scripted tool call as the executor would: the tool
+// is granted to the role and its arguments fit the tool's manifest.
+func checkCall(t *testing.T, known map[string]paramSpec, def roleDef, where string, c toolCall) {
+	t.Helper()
+	if !slices.Contains(def.Tools, c.Name) {
+		t.Fatalf("%s: tool not granted", where)
+	}
+	args := map[string]json.RawMessage{}
+	if len(c.Arguments) > 0 {
+		if err := json.Unmarshal(c.Arguments, &args); err != nil {
+			t.Fatalf("%s: arguments are not an object: %v", where, err)
+		}
+	}
+	spec, ok := known[c.Name]
+	if !ok {
+		t.Fatalf("%s: unknown tool", where)
+	}
+	for _, r := range spec.required {
+		if _, ok := args[r]; !ok {
+			t.Errorf("%s: missing argument %q", where, r)
+		}
+	}
+	for a := range args {
+		if !slices.Contains(spec.props, a) {
+			t.Errorf("%s: unexpected argument %q", where, a)
+		}
+	}
+	if spec.schema != nil {
+		if err := validateAgainst(spec.schema, c.Arguments); err != nil {
+			t.Errorf("%s: %v", where, err)
+		}
+	}
+}
+
+// TestDemoBranchesFitTheGuild checks every branch turn statically: the
+// roles exist, the tools are granted, the arguments fit the manifests, the
+// files read exist in the sample workspace, and each branch ends its
+// instance with finish. What the branches do in a run is tested in
+// demo_test.go.
+func TestDemoBranchesFitTheGuild(t *testing.T) {
+	g := loadGuild(t)
+	sc := loadScript(t)
+	known := knownTools(t)
+	for role, bs := range sc.Branches {
+		def, ok := g.Roles[role]
+		if !ok {
+			t.Fatalf("branches for unknown role %q", role)
+		}
+		for _, b := range bs {
+			if len(b.Turns) == 0 {
+				t.Fatalf("%s/%s: no turns", role, b.Name)
+			}
+			for i, turn := range b.Turns {
+				if len(turn.ToolCalls) == 0 {
+					t.Errorf("%s/%s turn %d has no tool calls", role, b.Name, i)
+				}
+				for j, c := range turn.ToolCalls {
+					where := fmt.Sprintf("%s/%s turn %d call %d (%s)", role, b.Name, i, j, c.Name)
+					checkCall(t, known, def, where, c)
+					var a struct{ Path, Role string }
+					json.Unmarshal(c.Arguments, &a)
+					if c.Name == "read_file" {
+						if _, err := fs.Stat(workspaceFS, a.Path); err != nil {
+							t.Errorf("%s: %v", where, err)
+						}
+					}
+					if c.Name == "agent" {
+						if _, ok := g.Roles[a.Role]; !ok {
+							t.Errorf("%s: delegates to unknown role %q", where, a.Role)
+						}
+					}
+				}
+			}
+			last := b.Turns[len(b.Turns)-1].ToolCalls
+			if len(last) == 0 || last[len(last)-1].Name != "finish" {
+				t.Errorf("%s/%s: the last turn must finish", role, b.Name)
+			}
+		}
+	}
+}
+
 func TestDemoScriptDrivesTheGuild(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
@@ -652,21 +715,34 @@ func TestDemoScriptDrivesTheGuild(t *testing.T) {
 func TestDemoScriptPacing(t *testing.T) {
 	sc := loadScript(t)
 	total := 0
-	for role, turns := range sc.Roles {
+	paced := func(where string, turns []scriptTurn) {
 		last := 0
 		for i, turn := range turns {
-			total += turn.DelayMs
 			u := turn.Usage
 			if u.PromptTokens <= last {
-				t.Errorf("%s turn %d: prompt tokens %d do not rise", role, i, u.PromptTokens)
+				t.Errorf("%s turn %d: prompt tokens %d do not rise", where, i, u.PromptTokens)
 			}
 			last = u.PromptTokens
 			if u.CompletionTokens <= 0 || u.CachedPromptTokens > u.PromptTokens {
-				t.Errorf("%s turn %d: implausible usage %+v", role, i, u)
+				t.Errorf("%s turn %d: implausible usage %+v", where, i, u)
 			}
 			if strings.TrimSpace(turn.Content) == "" {
-				t.Errorf("%s turn %d: no visible content", role, i)
+				t.Errorf("%s turn %d: no visible content", where, i)
 			}
+			if turn.DelayMs <= 0 || turn.DelayMs > 1500 {
+				t.Errorf("%s turn %d: delay %d ms", where, i, turn.DelayMs)
+			}
+		}
+	}
+	for role, turns := range sc.Roles {
+		paced(role, turns)
+		for _, turn := range turns {
+			total += turn.DelayMs
+		}
+	}
+	for role, bs := range sc.Branches {
+		for _, b := range bs {
+			paced(role+"/"+b.Name, b.Turns)
 		}
 	}
 	if total < 10000 || total > 20000 {
