@@ -115,10 +115,13 @@ type Model struct {
 	seqTop    int
 	seqFollow bool
 	summaries map[string]string
-	health    runner.HealthView
-	notice    string
-	quitting  bool
-	started   bool // the backlog is applied: later events are news
+	// summaryLoading: the live run's summary.txt is being read.
+	summaryLoading bool
+	health         runner.HealthView
+	model          runner.ModelInfo // the session's model, for the meters
+	notice         string
+	quitting       bool
+	started        bool // the backlog is applied: later events are news
 
 	questions []pendingQuestion
 	qHidden   bool
@@ -189,7 +192,7 @@ func New(s Session, opts Options) *Model {
 
 // Init starts the event pump, the health poll and any initial task.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws)}
+	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws), modelInfoCmd(m.sess)}
 	if m.opts.Task != "" {
 		cmds = append(cmds, m.submit(runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}))
 	}
@@ -348,17 +351,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) sizeEditors() {
 	inner := m.overlayWidth() - 4
 	m.compose.editor.SetSize(m.lay.width, min(10, max(3, (m.lay.height-3)/3)))
+	// A short screen keeps a one-line answer so the question still shows.
+	answerH := 3
+	if m.lay.height < 20 {
+		answerH = 1
+	}
 	if len(m.questions) > 0 {
-		m.q.editor.SetSize(inner, 3)
+		m.q.editor.SetSize(inner, answerH)
 	}
 	if m.interrupt != nil {
-		m.interrupt.editor.SetSize(inner, 3)
+		m.interrupt.editor.SetSize(inner, answerH)
 	}
 	if m.transcript != nil {
 		m.transcript.search.SetSize(inner-2, 1)
 	}
 	if a := m.queue.answer; a != nil {
-		a.editor.SetSize(inner, 3)
+		a.editor.SetSize(inner, answerH)
 	}
 	if e := m.queue.edit; e != nil {
 		e.editor.SetSize(inner, max(3, min(12, m.lay.height-10)))
@@ -387,6 +395,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if threadEvents(msg.events) && m.live != nil {
 			cmds = append(cmds, m.refreshThread(m.live.id))
 		}
+		cmds = append(cmds, m.maybeLoadSummary(msg.events))
 		if d := m.sub.Dropped(); d > m.dropped && m.live != nil && m.live.id != "" {
 			m.dropped = d
 			cmds = append(cmds, resyncLive(m.ws, m.live.id))
@@ -411,6 +420,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.live = nv
 		m.clampSequence()
 		return m, nil
+	case summaryMsg:
+		m.summaryLoading = false
+		if msg.text != "" {
+			m.summaries[msg.runID] = msg.text
+		}
+		return m, nil
 	case subClosedMsg:
 		return m, nil
 	case tickMsg:
@@ -421,6 +436,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(healthCmd(m.sess), healthTick())
 	case healthMsg:
 		m.health = msg.view
+		return m, nil
+	case modelInfoMsg:
+		m.model = msg.info
 		return m, nil
 	case questionsMsg:
 		for _, q := range msg.questions {
@@ -556,6 +574,30 @@ func (m *Model) clampSequence() {
 		m.seqTop = m.seqSel - h + 1
 	}
 	m.seqTop = max(0, min(m.seqTop, max(0, total-h)))
+}
+
+// maybeLoadSummary reads the live run's summary.txt after a model reply
+// until it exists: the runner writes it after the run's first reply and
+// again when the run ends.
+func (m *Model) maybeLoadSummary(evs []event.Event) tea.Cmd {
+	if m.live == nil || m.live.id == "" || m.summaryLoading {
+		return nil
+	}
+	final := false
+	reply := false
+	for _, e := range evs {
+		switch e.Type {
+		case event.LLMCall:
+			reply = true
+		case event.RunStatus:
+			final = m.live.card != nil
+		}
+	}
+	if final || (reply && m.summaries[m.live.id] == "") {
+		m.summaryLoading = true
+		return loadSummary(m.ws, m.live.id)
+	}
+	return nil
 }
 
 func (m *Model) runLive() bool {

@@ -87,3 +87,5 @@ func BenchmarkStartupDemo(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+func BenchmarkFrameSequence100k(b *testing.B) { benchFrame(b, 100_000, true) }

@@ -38,6 +38,7 @@ type fakeSession struct {
 	ws      store.Workspace
 	answers map[string]string
 	resumed []string
+	info    runner.ModelInfo
 }
 
 func newFakeSession(t testing.TB, events []event.Event) *fakeSession {
@@ -70,9 +71,10 @@ func (f *fakeSession) Resume(id string) error {
 	f.resumed = append(f.resumed, id)
 	return nil
 }
-func (f *fakeSession) Terminate(string) error     { return nil }
-func (f *fakeSession) Health() runner.HealthView  { return runner.HealthView{State: runner.HealthOK} }
-func (f *fakeSession) Workspace() store.Workspace { return f.ws }
+func (f *fakeSession) Terminate(string) error      { return nil }
+func (f *fakeSession) Health() runner.HealthView   { return runner.HealthView{State: runner.HealthOK} }
+func (f *fakeSession) Workspace() store.Workspace  { return f.ws }
+func (f *fakeSession) ModelInfo() runner.ModelInfo { return f.info }
 
 // loadEvents reads a log.jsonl fixture from testdata.
 func loadEvents(t testing.TB, name string) []event.Event {

@@ -3,9 +3,10 @@ package tui
 import (
 	"encoding/json"
 	"errors"
-	"github.com/guildhall/guildhall/runner/event"
 	"strconv"
 	"strings"
+
+	"github.com/guildhall/guildhall/runner/event"
 
 	osc52 "github.com/aymanbagabas/go-osc52/v2"
 	tea "github.com/charmbracelet/bubbletea"
@@ -76,6 +77,9 @@ type questionState struct {
 	opt    int // selected option, -1 for none
 	editor editor
 	scroll int
+	// followOpt keeps the picked option in view until the operator
+	// scrolls.
+	followOpt bool
 }
 
 type interruptState struct {
@@ -558,24 +562,26 @@ func (st *questionState) handleKey(k tea.KeyMsg, options int) {
 	switch k.String() {
 	case "pgup":
 		st.scroll = max(0, st.scroll-5)
+		st.followOpt = false
 		return
 	case "pgdown":
 		st.scroll += 5
+		st.followOpt = false
 		return
 	case "up":
 		if st.editor.Empty() && options > 0 {
-			st.opt = max(0, st.opt-1)
+			st.opt, st.followOpt = max(0, st.opt-1), true
 			return
 		}
 	case "down":
 		if st.editor.Empty() && options > 0 {
-			st.opt = min(options-1, st.opt+1)
+			st.opt, st.followOpt = min(options-1, st.opt+1), true
 			return
 		}
 	}
 	if st.editor.Empty() && k.Type == tea.KeyRunes && len(k.Runes) == 1 && !k.Paste {
 		if n, err := strconv.Atoi(string(k.Runes)); err == nil && n >= 1 && n <= options {
-			st.opt = n - 1
+			st.opt, st.followOpt = n-1, true
 			return
 		}
 	}

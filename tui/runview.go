@@ -37,6 +37,8 @@ type runView struct {
 	paused    *event.RunStatusPayload // paused or suspended, while it lasts
 	planDirty int                     // bumps on each write_plan result
 
+	use usage // what the model calls used, for the meters
+
 	// topBar caches render.TopBar (O(participants)) for the frame; refresh
 	// recomputes it once per batch of events, not per event or per frame.
 	topBar        []render.TypeSlot
@@ -155,6 +157,7 @@ func (v *runView) apply(e event.Event) {
 		var p event.RunStartedPayload
 		if e.Decode(&p) == nil {
 			v.id, v.task, v.effort, v.continuesFrom, v.startedAt = p.RunID, p.Task, p.Effort, p.ContinuesFrom, e.Timestamp
+			v.use.model = p.Model
 		}
 	case event.EffortSet:
 		var p event.EffortSetPayload
@@ -165,6 +168,17 @@ func (v *runView) apply(e event.Event) {
 		var p event.LLMCallStartPayload
 		if e.Decode(&p) == nil {
 			v.stream = stream{roleID: p.RoleID}
+			v.use.active = p.RoleID
+		}
+	case event.LLMCall:
+		var p event.LLMCallPayload
+		if e.Decode(&p) == nil {
+			v.use.addCall(p)
+		}
+	case event.ContextCompacted:
+		var p event.ContextCompactedPayload
+		if e.Decode(&p) == nil && p.ContextWindow > 0 {
+			v.use.window = p.ContextWindow
 		}
 	case event.RunStatus:
 		var p event.RunStatusPayload

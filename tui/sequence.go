@@ -57,8 +57,12 @@ func renderSequence(v *runView, res *render.LabelResolver, top, sel, phase, widt
 	xs, spacing := seqColumnX(len(v.seqCols), width)
 	// Header: column labels centred on their lifelines.
 	head := newCells(width)
+	labels := make([]string, len(v.seqCols))
+	rooms := make([]int, len(v.seqCols))
 	for i, col := range v.seqCols {
-		label := ansi.Truncate(seqColumnLabel(res, col), max(3, spacing-1), "…")
+		labels[i], rooms[i] = seqColumnLabel(res, col), max(3, spacing-1)
+	}
+	for i, label := range shortenDistinct(labels, rooms) {
 		head.put(xs[i]-ansi.StringWidth(label)/2, label)
 	}
 	out := []string{styleTitle.Render(head.String())}
@@ -136,12 +140,11 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 		c.put(dx, head)
 	}
 	// The label sits on the arrow when it fits, else beside its far end.
-	text := " " + label + " "
+	// Cut at a word boundary; the status line shows it whole.
 	if room := hi - lo - 3; room >= 8 {
-		text = ansi.Truncate(text, room, "… ")
-		c.put(lo+2, text)
+		c.put(lo+2, " "+shortWords(label, room-2)+" ")
 	} else {
-		c.put(hi+2, text)
+		c.put(hi+2, " "+shortWords(label, max(1, width-hi-4))+" ")
 	}
 	return finishRow(c.String(), selected, animated)
 }

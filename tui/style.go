@@ -92,29 +92,72 @@ func padLines(lines []string, width, height int) []string {
 	return out
 }
 
-// overlay draws box (lines) over base centred, returning the frame.
+// Overlay geometry. A modal owns its frame, a clear moat of one cell left
+// and right of it, and any strip of background beside it narrower than
+// minStrip cells: a sliver of cut background text beside a frame reads as
+// debris ("│x…", "×3"), not as the screen behind. The rows above and below
+// stay the background's whole.
+const (
+	moat     = 1
+	minStrip = 4
+)
+
+// rect is a region of the screen, in cells: [x0, x1) × [y0, y1).
+type rect struct{ x0, y0, x1, y1 int }
+
+// overlayRect is where overlay puts a box of bw × bh cells on a screen
+// of width × height, and the region it owns around it.
+func overlayRect(bw, bh, width, height int) (box, owned rect) {
+	x := max(0, (width-bw)/2)
+	y := max(0, (height-bh)/2)
+	box = rect{x, y, min(width, x+bw), min(height, y+bh)}
+	owned = rect{max(0, x-moat), box.y0, min(width, box.x1+moat), box.y1}
+	if owned.x0 < minStrip {
+		owned.x0 = 0
+	}
+	if width-owned.x1 < minStrip {
+		owned.x1 = width
+	}
+	return box, owned
+}
+
+// overlay draws box (lines) over base centred, returning the frame. Every
+// cell outside the region the box owns (overlayRect) is the background's
+// exactly; the owned cells around the box are blank.
 func overlay(base []string, box []string, width, height int) []string {
 	bw := 0
 	for _, l := range box {
 		bw = max(bw, ansi.StringWidth(l))
 	}
-	x := max(0, (width-bw)/2)
-	y := max(0, (height-len(box))/2)
+	b, own := overlayRect(bw, len(box), width, height)
 	out := append([]string(nil), base...)
 	for len(out) < height {
 		out = append(out, "")
 	}
-	for i, l := range box {
-		row := y + i
-		if row >= len(out) {
-			break
+	for row := own.y0; row < own.y1 && row < len(out); row++ {
+		mid := strings.Repeat(" ", own.x1-own.x0)
+		if i := row - b.y0; row >= b.y0 && i < len(box) {
+			mid = strings.Repeat(" ", b.x0-own.x0) + "\x1b[0m" + fit(box[i], b.x1-b.x0) + "\x1b[0m" + strings.Repeat(" ", own.x1-b.x1)
 		}
-		b := fit(out[row], width)
-		left := ansi.Truncate(b, x, "")
-		right := ansi.TruncateLeft(b, x+bw, "")
-		out[row] = left + "\x1b[0m" + fit(l, bw) + "\x1b[0m" + right
+		out[row] = splice(out[row], mid, own.x0, own.x1, width)
 	}
 	return out
+}
+
+// splice replaces cells [x0, x1) of a styled line of width cells with mid
+// (x1-x0 cells wide). A wide rune cut by either edge becomes spaces, so
+// every cell keeps its column.
+func splice(line, mid string, x0, x1, width int) string {
+	line = fit(line, width)
+	left := ansi.Truncate(line, x0, "")
+	if w := ansi.StringWidth(left); w < x0 {
+		left += strings.Repeat(" ", x0-w)
+	}
+	right := ansi.TruncateLeft(line, x1, "")
+	if w := ansi.StringWidth(right); w < width-x1 {
+		right = strings.Repeat(" ", width-x1-w) + right
+	}
+	return left + "\x1b[0m" + mid + "\x1b[0m" + right
 }
 
 // boxed frames content lines with a rounded border and a title, width
@@ -122,13 +165,54 @@ func overlay(base []string, box []string, width, height int) []string {
 func boxed(title string, lines []string, width int) []string {
 	inner := max(4, width-4)
 	top := "╭─ " + styleTitle.Render(title) + " "
-	top += strings.Repeat("─", max(0, width-2-ansi.StringWidth(top))) + "╮"
+	top += strings.Repeat("─", max(0, width-1-ansi.StringWidth(top))) + "╮"
 	out := []string{top}
 	for _, l := range lines {
 		out = append(out, "│ "+fit(l, inner)+" │")
 	}
 	out = append(out, "╰"+strings.Repeat("─", width-2)+"╯")
 	return out
+}
+
+// boxedFit frames lines in a box as wide as its widest line or title
+// needs, and at most maxWidth: a dialog sized to its text.
+func boxedFit(title string, lines []string, maxWidth int) []string {
+	w := ansi.StringWidth(title) + 6
+	for _, l := range lines {
+		w = max(w, ansi.StringWidth(l)+4)
+	}
+	return boxed(title, lines, min(w, maxWidth))
+}
+
+// wrapStyled wraps a styled line to width cells at spaces, breaking a word
+// only when it is longer than a whole line.
+func wrapStyled(s string, width int) []string {
+	if width < 1 {
+		return []string{s}
+	}
+	return strings.Split(ansi.Wrap(s, width, ""), "\n")
+}
+
+// hints formats "key what" pairs for a line of width cells, dropping
+// whole pairs that do not fit: the later ones first, but the first pair,
+// esc and ? last.
+func hints(width int, pairs ...string) string {
+	var segs []segment
+	for i := 0; i+1 < len(pairs); i += 2 {
+		prio := 100 - i
+		switch {
+		case i == 0:
+			prio = 300
+		case pairs[i] == "esc" || pairs[i] == "?":
+			prio = 200
+		}
+		text := keyHint(pairs[i], pairs[i+1])
+		if len(segs) > 0 {
+			text = "  " + text
+		}
+		segs = append(segs, segment{text, prio})
+	}
+	return fitSegments(segs, width)
 }
 
 // keyHint formats "key what" pairs for a footer.

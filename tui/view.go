@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
@@ -19,6 +17,12 @@ func (m *Model) View() string {
 	if m.quitting {
 		return ""
 	}
+	return m.frame(true)
+}
+
+// frame draws the screen, with the overlay on top when withOverlay (the
+// background alone otherwise, which the overlay tests compare against).
+func (m *Model) frame(withOverlay bool) string {
 	w, h := m.lay.width, m.lay.height
 	lines := []string{m.topBar(w), fit(m.banner(), w)}
 	var body []string
@@ -26,11 +30,11 @@ func (m *Model) View() string {
 	case screenHistory:
 		body = m.historyView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
-		lines = append(lines, fit(keyHint("↑↓", "select", "enter", "expand", "o", "open in Watch", "r", "resume", "3", "Compose", "?", "keys"), w))
+		lines = append(lines, fit(hints(w, "↑↓", "select", "enter", "expand", "o", "open in Watch", "r", "resume", "3", "Compose", "?", "keys"), w))
 	case screenCompose:
 		body = m.composeView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
-		lines = append(lines, fit(keyHint("ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys"), w))
+		lines = append(lines, fit(hints(w, "ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys"), w))
 	case screenQueue:
 		body = m.queueView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
@@ -39,50 +43,47 @@ func (m *Model) View() string {
 		lines = append(lines, m.watchView(w)...)
 	}
 	lines = padLines(lines, w, h)
-	if box := m.overlayBox(); box != nil {
+	if box := m.overlayBox(); box != nil && withOverlay {
 		lines = overlay(lines, box, w, h)
 	}
 	return strings.Join(lines, "\n")
 }
 
-// topBar: app name, screens, the viewed run's label, status, effort, keys.
+// topBar: app name, screens, the viewed run's id (whole, or not at all),
+// a replay marker, status, effort, the help key. Segments drop by priority
+// when the terminal is narrow; none is cut.
 func (m *Model) topBar(w int) string {
+	left := []segment{{" Guildhall", 1}}
+	for i, t := range m.tabs() {
+		if screen(i) == m.screen {
+			left = append(left, segment{" [" + t + "]", 9})
+		} else {
+			left = append(left, segment{" " + t, 2})
+		}
+	}
+	right := []segment{{" ? help ", 4}}
+	if v := m.view; v != nil && v.id != "" {
+		if m.replaying() {
+			left = append(left, segment{"  ⏮ replay", 8})
+		}
+		left = append(left, segment{"  " + render.SanitizeLine(v.id), 7})
+		right = []segment{{v.status(), 9}, {" · " + render.SanitizeLine(v.effort), 3}, {"  ? help ", 4}}
+	}
+	return styleBar.Render(spread(left, right, w))
+}
+
+// tabs are the screens' names in key order.
+func (m *Model) tabs() []string {
 	tabs := []string{"Watch", "History", "Compose"}
 	if m.opts.Queue != nil {
 		tabs = append(tabs, "Queue")
 	}
-	var b strings.Builder
-	b.WriteString(" Guildhall ")
-	for i, t := range tabs {
-		if screen(i) == m.screen {
-			b.WriteString("[" + t + "]")
-		} else {
-			b.WriteString(" " + t + " ")
-		}
-	}
-	right := " ? help "
-	v := m.view
-	if v != nil && v.id != "" {
-		label := m.runLabel(v)
-		b.WriteString("  " + v.id)
-		if label != "" {
-			b.WriteString(" · " + label)
-		}
-		right = " " + v.status() + " · " + render.SanitizeLine(v.effort) + right
-	}
-	left := b.String()
-	room := w - ansi.StringWidth(right)
-	return styleBar.Render(fit(left, room) + right)
+	return tabs
 }
 
-// runLabel is the run's one-line label as plain text: its summary, else
-// the first line of its task.
-func (m *Model) runLabel(v *runView) string {
-	if s := m.summaries[v.id]; s != "" {
-		return render.SanitizeLine(s)
-	}
-	return render.SanitizeLine(firstLine(v.task))
-}
+// replaying reports whether the run on screen is a past run read back
+// from its log rather than the session's live one.
+func (m *Model) replaying() bool { return m.view != nil && m.view != m.live }
 
 // healthCopy is the banner's fixed copy per category.
 func healthCopy(h runner.HealthView) string {
@@ -160,45 +161,94 @@ func (m *Model) watchView(w int) []string {
 	v := m.view
 	body := m.lay.bodyH
 	out := []string{m.identityLine(v, w)}
-	if v == nil || v.id == "" {
+	var fl flowLayout
+	switch {
+	case v == nil || v.id == "":
 		out = append(out, padLines([]string{
 			"",
 			"  No run yet.",
 			"",
 			"  " + keyHint("n", "compose a task", "H", "history of this workspace", "?", "every key"),
 		}, w, body)...)
-	} else if m.kind == viewSequence {
+	case m.kind == viewSequence:
 		out = append(out, padLines(renderSequence(v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
-	} else {
-		fl := layoutFlow(v, m.res, w, body)
+	default:
+		fl = layoutFlow(v, m.res, w, body)
 		out = append(out, padLines(renderFlow(v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
 	}
 	// The active role's reply, streaming.
-	header := "── reply "
+	out = append(out, m.paneHeader(v, w))
 	var stream []string
 	if v != nil && v == m.live && v.stream.roleID != "" {
-		if p, ok := v.model.Participant(v.stream.roleID); ok {
-			header = "── " + m.res.ParticipantLabel(p) + " "
-		}
 		stream = v.streamLines(m.lay.streamH)
 	}
-	out = append(out, styleFaint.Render(fit(header+strings.Repeat("─", w), w)))
 	out = append(out, padLines(stream, w, m.lay.streamH)...)
-	caption := ""
-	if v != nil {
-		caption = render.NowCaption(v.model, m.res)
-		if caption == "" && v.card != nil {
-			caption = "Finished: " + runStatusWord(v) + ". r shows the result."
-		}
-	}
-	out = append(out, fit(styleTitle.Render(caption), w))
-	cost := ""
-	if v != nil {
-		cost = render.CostStrip(v.model).String()
-	}
-	hint := keyHint("tab", m.otherViewName(), "enter", "inspect", "p", "plan", "i", "interrupt", "?", "keys")
-	out = append(out, fit(cost+"  "+hint, w))
+	out = append(out, fit(m.statusLine(v, fl, w), w))
+	out = append(out, m.footer(v, w))
 	return out
+}
+
+// statusLine shows the focused item's full text (the flow node or the
+// sequence message the selection is on), else what the run is doing now.
+func (m *Model) statusLine(v *runView, fl flowLayout, w int) string {
+	if v == nil {
+		return ""
+	}
+	if full := m.focusText(v, fl); full != "" {
+		return styleTitle.Render("▸ ") + full
+	}
+	caption := render.NowCaption(v.model, m.res)
+	if caption == "" && v.card != nil {
+		caption = "Finished: " + runStatusWord(v) + ". r shows the result."
+	}
+	return styleTitle.Render(caption)
+}
+
+// focusText is the whole text of what the selection is on, or "".
+func (m *Model) focusText(v *runView, fl flowLayout) string {
+	if m.kind == viewSequence {
+		if m.seqFollow || len(v.model.Operations) == 0 {
+			return ""
+		}
+		if m.seqSel >= len(v.model.Operations) {
+			return "end · " + runStatusWord(v)
+		}
+		op := v.model.Operations[m.seqSel]
+		src, _ := v.model.Participant(op.Source)
+		dst, _ := v.model.Participant(op.Destination)
+		return fmt.Sprintf("%d · %s", m.seqSel+1, m.res.OperationLabel(op, src, dst))
+	}
+	if m.flowSel == "" {
+		return ""
+	}
+	if i := fl.cellOf(m.flowSel); i >= 0 {
+		return fl.cells[i].full
+	}
+	return ""
+}
+
+// footer: the meters on the left, the keys that act on the right; both
+// drop what does not fit, "? keys" last.
+func (m *Model) footer(v *runView, w int) string {
+	var hints []segment
+	add := func(key, what string, prio int) {
+		hints = append(hints, segment{"  " + keyHint(key, what), prio})
+	}
+	if v != nil && len(v.model.Operations) > 0 {
+		add("tab", m.otherViewName(), 3)
+		add("enter", "inspect", 2)
+	}
+	if v != nil && v.id != "" {
+		add("p", "plan", 1)
+	}
+	if m.runLive() && !m.replaying() {
+		add("i", "interrupt", 2)
+	}
+	if m.replaying() {
+		add("b", "live run", 5)
+	}
+	add("?", "keys", 10)
+	return fit(spread(m.footerMeters(v), hints, w), w)
 }
 
 func (m *Model) otherViewName() string {
@@ -219,7 +269,7 @@ func (m *Model) overlayBox() []string {
 	w := m.overlayWidth()
 	switch {
 	case m.confirm != nil:
-		return boxed("Confirm", []string{m.confirm.prompt, "", keyHint("y", "yes", "n", "no")}, min(w, 70))
+		return m.confirmBox(w)
 	case m.help:
 		return m.helpBox(w)
 	case m.queue.answer != nil:
@@ -246,6 +296,15 @@ func (m *Model) overlayBox() []string {
 		return m.pickerBox(w)
 	}
 	return nil
+}
+
+// confirmBox is a yes/no dialog sized to its prompt, which wraps rather
+// than being cut.
+func (m *Model) confirmBox(w int) []string {
+	maxw := min(w, 64)
+	lines := wrapStyled(m.confirm.prompt, maxw-4)
+	lines = append(lines, "", keyHint("y", "yes", "n", "no"))
+	return boxedFit("Confirm", lines, maxw)
 }
 
 // pager cuts a document to the overlay body at scroll.
@@ -305,34 +364,72 @@ func (m *Model) questionBox(w int) []string {
 		body = append(body, styleTitle.Render("Previous assistant message (no context was provided)."))
 		body = append(body, m.markdown(q.AssistantText, inner)...)
 	}
-	var opts []string
-	for i, o := range q.Options {
-		line := fmt.Sprintf("%d. %s", i+1, render.SanitizeLine(o.Label))
-		if o.Description != "" {
-			line += styleFaint.Render(" — " + render.SanitizeLine(o.Description))
-		}
-		line = clip(line, inner-2)
-		if i == m.q.opt {
-			opts = append(opts, "▸ "+styleSelected.Render(line))
-		} else {
-			opts = append(opts, "  "+line)
-		}
-	}
-	foot := m.q.editor.Render(!pq.sent)
-	hint := keyHint("enter", "send", "alt+enter", "new line", "↑↓/1-9", "option", "esc", "later")
-	if pq.sent {
-		hint = styleFaint.Render("Sending…")
-	}
-	foot = append(foot, hint)
-	room := max(3, m.lay.height-2-len(head)-len(opts)-len(foot)-2)
-	lines := append(head, pager(body, m.q.scroll, room)...)
-	lines = append(lines, opts...)
-	lines = append(lines, foot...)
+	options := make([]event.Option, len(q.Options))
+	copy(options, q.Options)
+	hint := hints(inner, "enter", "send", "esc", "later", "↑↓/1-9", "option", "alt+enter", "new line")
+	lines := m.answerForm(head, body, options, &m.q, pq.sent, hint, inner)
 	title := "Question"
 	if len(m.questions) > 1 {
 		title += fmt.Sprintf(" (1 of %d)", len(m.questions))
 	}
 	return boxed(title, lines, w)
+}
+
+// answerForm lays out a question modal's inside: the head, the question
+// and its options (which scroll together when the screen is short,
+// keeping the picked option in view), the answer editor and the keys.
+func (m *Model) answerForm(head, body []string, options []event.Option, st *questionState, sent bool, hint string, inner int) []string {
+	opts := m.optionLines(options, st.opt, inner)
+	foot := st.editor.Render(!sent)
+	if sent {
+		hint = styleFaint.Render("Sending…")
+	}
+	foot = append(foot, hint)
+	room := max(2, m.lay.height-2-len(head)-len(foot)-2)
+	doc := append(append([]string(nil), body...), opts.lines...)
+	scroll := st.scroll
+	if st.opt >= 0 && st.followOpt && len(doc) > room {
+		first, last := len(body)+opts.first[st.opt], len(body)+opts.last[st.opt]
+		scroll = max(0, min(first, last-room+2))
+	}
+	lines := append(append([]string(nil), head...), pager(doc, scroll, room)...)
+	return append(lines, foot...)
+}
+
+// optionList is a question's options laid out: each option's label, its
+// description wrapped beneath it, and where each option starts and ends.
+type optionList struct {
+	lines       []string
+	first, last []int
+}
+
+func (m *Model) optionLines(options []event.Option, sel, inner int) optionList {
+	var ol optionList
+	for i, o := range options {
+		ol.first = append(ol.first, len(ol.lines))
+		mark := "  "
+		label := fmt.Sprintf("%d. %s", i+1, render.SanitizeLine(o.Label))
+		if i == sel {
+			mark = "▸ "
+		}
+		for j, l := range wrapStyled(label, inner-2) {
+			if j == 0 && i == sel {
+				l = styleSelected.Render(l)
+			}
+			if j == 0 {
+				ol.lines = append(ol.lines, mark+l)
+			} else {
+				ol.lines = append(ol.lines, "     "+l)
+			}
+		}
+		if d := render.SanitizeLine(o.Description); strings.TrimSpace(d) != "" {
+			for _, l := range wrapStyled(d, inner-5) {
+				ol.lines = append(ol.lines, "     "+styleFaint.Render(l))
+			}
+		}
+		ol.last = append(ol.last, len(ol.lines)-1)
+	}
+	return ol
 }
 
 func (m *Model) interruptBox(w int) []string {
@@ -366,7 +463,7 @@ func (m *Model) interruptBox(w int) []string {
 	lines = append(lines, pager(hist, max(0, len(hist)-room+st.scroll), room)...)
 	lines = append(lines, "")
 	lines = append(lines, st.editor.Render(true)...)
-	lines = append(lines, keyHint("enter", "send", "alt+enter", "new line", "esc", "cancel"))
+	lines = append(lines, hints(inner, "enter", "send", "esc", "cancel", "alt+enter", "new line"))
 	return boxed("Interrupt "+m.live.id, lines, w)
 }
 
@@ -524,7 +621,7 @@ func (m *Model) inspectorBox(w int) []string {
 		}
 	}
 	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
-	body = append(body, keyHint("↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "esc", "close"))
+	body = append(body, hints(inner, "esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript"))
 	return boxed(title, body, w)
 }
 
