@@ -29,9 +29,19 @@ type Options struct {
 	MarkdownStyle string
 	// NoAnimation freezes the flow animation (golden tests).
 	NoAnimation bool
-	// Output is where "copy raw" writes its OSC 52 sequence: the program's
+	// Output is where copies write their OSC 52 sequence: the program's
 	// own terminal output (os.Stdout by default).
 	Output io.Writer
+	// Clipboard is how y copies: ClipboardOSC52 (the default), ClipboardFile
+	// or ClipboardBoth. ClipboardFile is where copies go when OSC 52 cannot
+	// carry them; NoOSC52 says the terminal does not take OSC 52. Run fills
+	// them from the environment (GUILDHALL_CLIPBOARD, TERM, XDG_STATE_HOME).
+	Clipboard     string
+	ClipboardFile string
+	NoOSC52       bool
+	// Mouse starts with mouse capture on (clicks select, the wheel
+	// scrolls); off, the terminal selects text. M toggles it.
+	Mouse bool
 	// Context bounds the runs the console submits.
 	Context context.Context
 	// Notice is shown once at start (the browser console's URL).
@@ -57,6 +67,7 @@ const (
 	screenHistory
 	screenCompose
 	screenQueue
+	screenLog
 )
 
 type viewKind int
@@ -135,12 +146,19 @@ type Model struct {
 	plan       *planState
 	showResult bool
 	resultOpen resultState
+	changes    *changesState // what the run on screen changed
+	diff       *diffView     // the open per-file diff
+	// flash is a notice from a key pressed in an overlay, shown inside it
+	// (the banner line is behind it); the next key clears it.
+	flash      string
+	mouse      bool
 	help       bool
 	helpScroll int
 
 	history historyState
 	compose composeState
 	queue   queueState
+	logv    logState
 
 	threads map[string]*threadInfo // per run id
 	drawer  *threadDrawer
@@ -174,6 +192,7 @@ func New(s Session, opts Options) *Model {
 		health:    runner.HealthView{State: runner.HealthOK},
 	}
 	m.notice = opts.Notice
+	m.mouse = opts.Mouse
 	m.compose.effort = opts.Effort
 	if m.compose.effort == "" {
 		m.compose.effort = "standard"
@@ -201,6 +220,9 @@ func (m *Model) Init() tea.Cmd {
 	}
 	if m.live != nil {
 		cmds = append(cmds, m.refreshThread(m.live.id))
+	}
+	if c := m.changes; c != nil && !c.loaded {
+		cmds = append(cmds, changesCmd(m.ctx, m.sess, c.runID))
 	}
 	if c := m.maybeTick(); c != nil {
 		cmds = append(cmds, c)
@@ -236,7 +258,7 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 			if follow {
 				m.view, m.replayMeta = m.live, nil
 				m.flowSel, m.seqSel, m.seqTop, m.seqFollow = "", 0, 0, true
-				m.showResult, m.inspector, m.transcript = false, nil, nil
+				m.showResult, m.inspector, m.transcript, m.diff = false, nil, nil, nil
 			}
 		}
 	}
@@ -266,9 +288,8 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 		}
 	case event.RunStatus:
 		if m.live.card != nil && m.view == m.live {
-			m.showResult, m.resultOpen = true, resultState{}
 			m.questions = nil
-			cmd = loadHistory(m.ws)
+			cmd = tea.Batch(loadHistory(m.ws), m.openResult())
 		}
 		cmd = tea.Batch(cmd, healthCmd(m.sess))
 	case event.ProviderFailure:
@@ -343,7 +364,16 @@ func (m *Model) closeQuestion(id, source string) {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	mm, cmd := m.update(msg)
 	m.sizeEditors()
+	m.prepareLive()
 	return mm, cmd
+}
+
+// prepareLive renders the live pane for the frame when it is on screen,
+// so that View only draws it.
+func (m *Model) prepareLive() {
+	if v := m.live; v != nil && m.view == v && m.screen == screenWatch && v.stream.roleID != "" {
+		v.stream.prepare(m.md, m.lay.width, m.lay.streamH)
+	}
 }
 
 // sizeEditors gives every open editor its size in the current layout, so
@@ -378,6 +408,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.lay = computeLayout(msg.Width, msg.Height)
 		m.clampSequence()
+		m.syncLog()
 		if m.transcript != nil {
 			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
 		}
@@ -389,6 +420,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.live.refresh()
 		m.clampSequence()
+		if m.screen == screenLog {
+			m.syncLog()
+		}
 		if m.transcript != nil && m.transcript.loaded {
 			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
 		}
@@ -515,9 +549,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.view, m.replayMeta = msg.run, msg.meta
 		m.screen, m.flowSel, m.seqSel, m.seqTop, m.seqFollow = screenWatch, "", 0, 0, false
-		m.inspector, m.transcript, m.plan, m.showResult = nil, nil, nil, false
-		m.notice = "Replaying " + msg.runID + " from its log · b returns to the live run"
+		m.inspector, m.transcript, m.plan, m.showResult, m.diff = nil, nil, nil, false, nil
+		m.notice = ""
 		m.drawer = nil
+		m.syncLog()
 		return m, m.refreshThread(msg.runID)
 	case threadMsg:
 		return m, m.applyThread(msg)
@@ -539,7 +574,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case copiedMsg:
-		m.notice = msg.note
+		m.flashNote(msg.note)
+		return m, nil
+	case changesMsg:
+		m.applyChanges(msg)
 		return m, nil
 	case tea.MouseMsg:
 		return m, m.handleMouse(msg)
@@ -598,6 +636,15 @@ func (m *Model) maybeLoadSummary(evs []event.Event) tea.Cmd {
 		return loadSummary(m.ws, m.live.id)
 	}
 	return nil
+}
+
+// flashNote tells the operator something: on the banner line and, when
+// an overlay covers the screen, inside it.
+func (m *Model) flashNote(s string) {
+	m.notice = s
+	if m.overlayBox() != nil {
+		m.flash = s
+	}
 }
 
 func (m *Model) runLive() bool {

@@ -141,10 +141,15 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 	}
 	// The label sits on the arrow when it fits, else beside its far end.
 	// Cut at a word boundary; the status line shows it whole.
-	if room := hi - lo - 3; room >= 8 {
-		c.put(lo+2, " "+shortWords(label, room-2)+" ")
-	} else {
-		c.put(hi+2, " "+shortWords(label, max(1, width-hi-4))+" ")
+	// A short arrow's label goes beside it, on the side with more room.
+	switch right, left := width-hi-4, lo-seqGutter-3; {
+	case hi-lo-3 >= 8:
+		c.put(lo+2, " "+shortWords(label, hi-lo-5)+" ")
+	case right >= left || right >= ansi.StringWidth(label):
+		c.put(hi+2, " "+shortWords(label, max(1, right))+" ")
+	default:
+		text := " " + shortWords(label, left) + " "
+		c.put(lo-1-ansi.StringWidth(text), text)
 	}
 	return finishRow(c.String(), selected, animated)
 }

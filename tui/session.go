@@ -34,6 +34,8 @@ type Session interface {
 	// ModelInfo is the model's name, endpoint host, context window and
 	// prices, for the meters; never the key.
 	ModelInfo() runner.ModelInfo
+	// Changes is what changed in the workspace since a run started.
+	Changes(ctx context.Context, runID string) (runner.Changes, error)
 }
 
 var _ Session = (*runner.Session)(nil)

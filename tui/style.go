@@ -23,6 +23,8 @@ const (
 	styleBar
 	styleBanner
 	styleKey
+	styleMatch        // a search match
+	styleCurrentMatch // the match n and N are on
 )
 
 func (s style) lip() lipgloss.Style {
@@ -40,6 +42,10 @@ func (s style) lip() lipgloss.Style {
 		return l.Foreground(lipgloss.Color("10"))
 	case styleErr:
 		return l.Foreground(lipgloss.Color("9"))
+	case styleMatch:
+		return l.Reverse(true)
+	case styleCurrentMatch:
+		return l.Reverse(true).Bold(true).Foreground(lipgloss.Color("11"))
 	}
 	return l
 }
@@ -172,6 +178,27 @@ func boxed(title string, lines []string, width int) []string {
 	}
 	out = append(out, "╰"+strings.Repeat("─", width-2)+"╯")
 	return out
+}
+
+// withFlash adds a notice inside a framed box, above its bottom border,
+// so a key's answer shows where the operator is looking. A box as tall
+// as the screen gives up its last rows of content for it.
+func withFlash(box []string, flash string, height int) []string {
+	if flash == "" || len(box) < 3 {
+		return box
+	}
+	w := ansi.StringWidth(box[0])
+	var rows []string
+	for _, l := range wrapStyled(flash, max(1, w-4)) {
+		rows = append(rows, "│ "+fit(styleActive.Render(l), w-4)+" │")
+	}
+	keep := len(box) - 1
+	if over := len(box) + len(rows) - height; over > 0 {
+		keep = max(1, keep-over)
+	}
+	out := append([]string(nil), box[:keep]...)
+	out = append(out, rows...)
+	return append(out, box[len(box)-1])
 }
 
 // boxedFit frames lines in a box as wide as its widest line or title

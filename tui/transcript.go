@@ -11,11 +11,22 @@ import (
 
 // transcriptEntry is one message of a role instance's transcript. title is
 // program text; body is untrusted and rendered as Markdown when prose is
-// set, else as sanitized preformatted text.
+// set, else as sanitized preformatted text. raw, when set, is the JSON a
+// tool call or result carried: body is its text (resultText) and J shows
+// the JSON instead.
 type transcriptEntry struct {
 	title string
 	body  string
+	raw   string
 	prose bool
+}
+
+// shown is the entry's body as the transcript shows it.
+func (e transcriptEntry) shown(json bool) string {
+	if json && e.raw != "" {
+		return prettyJSON(e.raw)
+	}
+	return e.body
 }
 
 // transcript collects one role instance's messages from its events: the
@@ -48,7 +59,7 @@ func (t *transcript) add(e event.Event, roleID string) {
 				t.entries = append(t.entries, transcriptEntry{title: "Reply", body: r.Content, prose: true})
 			}
 			for _, c := range r.ToolCalls {
-				t.entries = append(t.entries, transcriptEntry{title: "Tool call " + c.Name, body: prettyJSON(c.Arguments)})
+				t.entries = append(t.entries, transcriptEntry{title: "Tool call " + c.Name, body: resultText(c.Arguments), raw: c.Arguments})
 			}
 		}
 		if len(p.Sent) == 0 && p.Received == nil {
@@ -59,7 +70,8 @@ func (t *transcript) add(e event.Event, roleID string) {
 		if e.Decode(&p) != nil || p.RoleID != roleID {
 			return
 		}
-		t.entries = append(t.entries, transcriptEntry{title: "Result of " + p.Tool + " · " + p.Kind, body: prettyJSON(string(p.Result))})
+		raw := string(p.Result)
+		t.entries = append(t.entries, transcriptEntry{title: "Result of " + p.Tool + " · " + p.Kind, body: resultText(raw), raw: raw})
 	case event.AskHuman:
 		var p event.AskHumanPayload
 		if e.Decode(&p) != nil || p.RoleID != roleID {
@@ -88,7 +100,8 @@ type transcriptView struct {
 	topLine              int // line within that entry
 	search               editor
 	searching            bool
-	query                string
+	find                 finder
+	json                 bool // tool calls and results as JSON (J)
 	note                 string
 	loaded               bool
 }
@@ -99,14 +112,14 @@ func (t *transcriptView) lines(i int, md *render.MarkdownRenderer) []string {
 	}
 	e := t.entries[i]
 	out := []string{styleTitle.Render(render.SanitizeLine(e.title))}
-	if strings.TrimSpace(e.body) != "" {
-		var body string
+	if body := e.shown(t.json); strings.TrimSpace(body) != "" {
+		var text string
 		if e.prose {
-			body = strings.TrimRight(md.Render(e.body, t.width-2), "\n")
+			text = strings.TrimRight(md.Render(body, t.width-2), "\n")
 		} else {
-			body = wrapPlain(render.Sanitize(e.body), t.width-2)
+			text = wrapPlain(render.Sanitize(body), t.width-2)
 		}
-		for _, l := range strings.Split(body, "\n") {
+		for _, l := range strings.Split(text, "\n") {
 			out = append(out, "  "+l)
 		}
 	}
@@ -122,8 +135,16 @@ func (t *transcriptView) prepare(width, height int, md *render.MarkdownRenderer)
 		t.topLine = 0
 	}
 	n := 0
-	for i := t.top; i < len(t.entries) && n < height; i++ {
+	for i := t.top; i < len(t.entries) && n < height+t.topLine; i++ {
 		n += len(t.lines(i, md))
+	}
+}
+
+// setJSON switches tool calls and results between text and JSON.
+func (t *transcriptView) setJSON(on bool) {
+	if t.json != on {
+		t.json, t.rendered, t.topLine = on, nil, 0
+		t.find.reindex(t.texts())
 	}
 }
 
@@ -153,35 +174,63 @@ func (t *transcriptView) scroll(delta int, md *render.MarkdownRenderer) {
 	}
 }
 
-// find moves to the next entry after the top one that contains the query.
-func (t *transcriptView) find(from int) bool {
-	q := strings.ToLower(t.query)
-	if q == "" {
-		return false
+// texts are the searchable texts of the entries: the title and the body
+// as shown.
+func (t *transcriptView) texts() []string {
+	out := make([]string, len(t.entries))
+	for i, e := range t.entries {
+		out[i] = e.title + "\n" + e.shown(t.json)
 	}
-	for k := 0; k < len(t.entries); k++ {
-		i := (from + k) % len(t.entries)
-		e := t.entries[i]
-		if strings.Contains(strings.ToLower(e.body), q) || strings.Contains(strings.ToLower(e.title), q) {
-			t.top, t.topLine = i, 0
-			return true
-		}
-	}
-	return false
+	return out
 }
 
-// render draws the visible window.
+// goToMatch puts the current match at the top of the window: its entry,
+// and the rendered line that holds it when the rendering kept the text.
+func (t *transcriptView) goToMatch(md *render.MarkdownRenderer) {
+	mt, ok := t.find.current()
+	if !ok {
+		return
+	}
+	t.top, t.topLine = mt.item, 0
+	lines := t.lines(mt.item, md)
+	if l := nthLineWith(lines, t.find.query, mt.nth); l >= 0 {
+		t.topLine = max(0, l-1)
+	}
+}
+
+// copyText is the transcript as plain text: one entry, or all of them.
+func (t *transcriptView) copyText(i int) string {
+	var b strings.Builder
+	for j, e := range t.entries {
+		if i >= 0 && j != i {
+			continue
+		}
+		b.WriteString("## " + e.title + "\n\n")
+		if body := strings.TrimSpace(e.shown(t.json)); body != "" {
+			b.WriteString(body + "\n\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// render draws the visible window, the matches of the search marked.
 func (t *transcriptView) render(width, height int) []string {
 	var out []string
+	cur, hasCur := t.find.current()
 	for i := t.top; i < len(t.entries) && len(out) < height; i++ {
 		l, ok := t.rendered[i]
 		if !ok {
 			break
 		}
+		start := 0
 		if i == t.top {
-			l = l[min(t.topLine, len(l)):]
+			start = min(t.topLine, len(l))
 		}
-		out = append(out, l...)
+		nth := -1
+		if hasCur && cur.item == i {
+			nth = cur.nth
+		}
+		out = append(out, highlightLines(l, t.find.query, nth, start)...)
 	}
 	if len(out) > height {
 		out = out[:height]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
@@ -39,12 +40,16 @@ func (m *Model) frame(withOverlay bool) string {
 		body = m.queueView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
 		lines = append(lines, fit(m.queueHint(), w))
+	case screenLog:
+		body = m.logView(w, h-3)
+		lines = append(lines, padLines(body, w, h-3)...)
+		lines = append(lines, fit(m.logHint(w), w))
 	default:
 		lines = append(lines, m.watchView(w)...)
 	}
 	lines = padLines(lines, w, h)
 	if box := m.overlayBox(); box != nil && withOverlay {
-		lines = overlay(lines, box, w, h)
+		lines = overlay(lines, withFlash(box, m.flash, h), w, h)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -55,7 +60,7 @@ func (m *Model) frame(withOverlay bool) string {
 func (m *Model) topBar(w int) string {
 	left := []segment{{" Guildhall", 1}}
 	for i, t := range m.tabs() {
-		if screen(i) == m.screen {
+		if m.tabScreen(i) == m.screen {
 			left = append(left, segment{" [" + t + "]", 9})
 		} else {
 			left = append(left, segment{" " + t, 2})
@@ -78,7 +83,15 @@ func (m *Model) tabs() []string {
 	if m.opts.Queue != nil {
 		tabs = append(tabs, "Queue")
 	}
-	return tabs
+	return append(tabs, "Log")
+}
+
+// tabScreen is the screen of the i-th tab.
+func (m *Model) tabScreen(i int) screen {
+	if i == len(m.tabs())-1 {
+		return screenLog
+	}
+	return screen(i)
 }
 
 // replaying reports whether the run on screen is a past run read back
@@ -115,6 +128,9 @@ func healthCopy(h runner.HealthView) string {
 }
 
 func (m *Model) banner() string {
+	if m.replaying() {
+		return m.replayBanner()
+	}
 	switch {
 	case len(m.questions) > 0 && m.qHidden:
 		return styleBanner.Render("❓ A question is waiting for you: press a to answer.")
@@ -138,6 +154,25 @@ func (m *Model) banner() string {
 		return styleFaint.Render(render.SanitizeLine(m.opts.Setup))
 	}
 	return ""
+}
+
+// replayBanner labels a replayed run as one, whatever the live run is
+// doing: the live run's banners (a pause, the provider's health, egress)
+// are not this run's and never sit over it. A live question and the
+// latest notice show after the label.
+func (m *Model) replayBanner() string {
+	label := "⏮ Replay of " + render.SanitizeLine(m.view.id) + ", read from its log · b returns to the live run"
+	extra := ""
+	switch {
+	case len(m.questions) > 0:
+		extra = "❓ the live run asks: b, then a"
+	case m.notice != "":
+		extra = m.notice
+	}
+	if extra == "" {
+		return styleBanner.Render(label)
+	}
+	return styleBanner.Render("⏮ Replay of "+render.SanitizeLine(m.view.id)) + styleFaint.Render(" · "+extra)
 }
 
 // queuedQuestionsBanner surfaces parked questions like a live one.
@@ -179,8 +214,8 @@ func (m *Model) watchView(w int) []string {
 	// The active role's reply, streaming.
 	out = append(out, m.paneHeader(v, w))
 	var stream []string
-	if v != nil && v == m.live && v.stream.roleID != "" {
-		stream = v.streamLines(m.lay.streamH)
+	if v != nil && v == m.live && v.stream.roleID != "" && v.stream.width == w {
+		stream = v.stream.lines
 	}
 	out = append(out, padLines(stream, w, m.lay.streamH)...)
 	out = append(out, fit(m.statusLine(v, fl, w), w))
@@ -288,6 +323,8 @@ func (m *Model) overlayBox() []string {
 		return m.drawerBox(w)
 	case m.answerCard != nil:
 		return m.answerBox(w)
+	case m.diff != nil:
+		return m.diffBox(w)
 	case m.showResult && m.view != nil && m.view.card != nil:
 		return m.resultBox(w)
 	case m.plan != nil:
@@ -324,27 +361,39 @@ func (m *Model) markdown(text string, width int) []string {
 }
 
 func (m *Model) helpBox(w int) []string {
+	h := m.overlayBodyH()
+	two := len(keyHelp()) > h && w >= 90
+	colW := w - 4
+	if two {
+		colW = (w - 4) / 2
+	}
+	// Keys in a column of their own; descriptions wrap beneath it.
+	keyW := min(16, colW/3)
 	var lines []string
 	for _, k := range keyHelp() {
 		if k[1] == "" {
 			lines = append(lines, styleTitle.Render(k[0]))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("  %-16s %s", k[0], k[1]))
+		for i, d := range wrapStyled(k[1], max(8, colW-keyW-4)) {
+			key := ""
+			if i == 0 {
+				key = k[0]
+			}
+			lines = append(lines, "  "+fit(key, keyW)+" "+d)
+		}
 	}
-	h := m.overlayBodyH()
-	if len(lines) > h && w >= 90 {
-		// Two columns when tall.
+	if two {
 		half := (len(lines) + 1) / 2
-		var two []string
+		var out []string
 		for i := 0; i < half; i++ {
 			r := ""
 			if i+half < len(lines) {
 				r = lines[i+half]
 			}
-			two = append(two, fit(lines[i], (w-4)/2)+r)
+			out = append(out, fit(lines[i], colW)+r)
 		}
-		lines = two
+		lines = out
 	}
 	return boxed("Keys · esc closes", pager(lines, m.helpScroll, h), w)
 }
@@ -489,48 +538,6 @@ func resultError(v *runView) *event.ErrorInfo {
 	return nil
 }
 
-func (m *Model) resultBox(w int) []string {
-	v := m.view
-	inner := w - 4
-	p := v.card
-	lines := []string{styleTitle.Render("Status: ") + statusGlyph(p.Status) + " " + render.SanitizeLine(p.Status)}
-	if p.Card != nil {
-		if strings.TrimSpace(p.Card.Summary) != "" {
-			lines = append(lines, "")
-			lines = append(lines, m.markdown(p.Card.Summary, inner)...)
-		}
-		if len(p.Card.Artifacts) > 0 {
-			lines = append(lines, styleTitle.Render("Artifacts"))
-			for _, a := range p.Card.Artifacts {
-				lines = append(lines, "  "+clip(render.SanitizeLine(a), inner-2))
-			}
-		}
-	}
-	if ei := resultError(v); ei != nil {
-		lines = append(lines, "", styleErr.Render("The run reported an error."))
-		if ei.Message != "" {
-			lines = append(lines, m.markdown(ei.Message, inner)...)
-		}
-		if len(ei.Details) > 0 {
-			if m.resultOpen.details {
-				lines = append(lines, styleTitle.Render("▾ Technical details"))
-				for _, l := range strings.Split(wrapPlain(render.Sanitize(prettyJSON(string(ei.Details))), inner-2), "\n") {
-					lines = append(lines, "  "+l)
-				}
-			} else {
-				lines = append(lines, styleTitle.Render("▸ Technical details")+styleFaint.Render(" (d shows them)"))
-			}
-		}
-	}
-	body := pager(lines, m.resultOpen.scroll, m.overlayBodyH()-1)
-	hint := keyHint("esc", "close", "d", "details", "c", "copy raw")
-	if resultError(v) == nil {
-		hint = keyHint("esc", "close", "H", "history", "n", "new task")
-	}
-	body = append(body, hint)
-	return boxed("Result · "+v.id, body, w)
-}
-
 func statusGlyph(s string) string {
 	switch s {
 	case "success":
@@ -615,14 +622,61 @@ func (m *Model) inspectorBox(w int) []string {
 		for _, a := range op.Annotations {
 			lines = append(lines, kv("Note", render.SanitizeLine(string(a.Type)+" "+a.Category+" "+a.Tool)))
 		}
-		if strings.TrimSpace(op.Details) != "" {
-			lines = append(lines, "", styleTitle.Render("Details"))
-			lines = append(lines, m.markdown(op.Details, inner)...)
-		}
+		lines = append(lines, m.opBody(op, m.inspector.json, inner)...)
 	}
 	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
-	body = append(body, hints(inner, "esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript"))
+	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy"}
+	if opIdx >= 0 && opIdx < len(mod.Operations) {
+		if _, _, ok := mod.OperationPayload(mod.Operations[opIdx].ID); ok {
+			mode := "JSON"
+			if m.inspector.json {
+				mode = "text"
+			}
+			keys = append(keys, "J", mode)
+		}
+	}
+	body = append(body, hints(inner, keys...))
 	return boxed(title, body, w)
+}
+
+// opBody is an operation's details: a tool call's arguments or a tool's
+// result as their text (J shows the JSON), anything else as the details
+// Markdown.
+func (m *Model) opBody(op render.Operation, asJSON bool, inner int) []string {
+	if raw, kind, ok := m.view.model.OperationPayload(op.ID); ok && !asJSON {
+		title := "Result"
+		if kind == "arguments" {
+			title = "Arguments"
+		}
+		text := resultText(raw)
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		out := []string{"", styleTitle.Render(title)}
+		for _, l := range strings.Split(wrapPlain(render.Sanitize(text), inner-2), "\n") {
+			out = append(out, "  "+l)
+		}
+		return out
+	}
+	if strings.TrimSpace(op.Details) == "" {
+		return nil
+	}
+	return append([]string{"", styleTitle.Render("Details")}, m.markdown(op.Details, inner)...)
+}
+
+// opCopy is the text y copies for an operation: what the inspector shows.
+func (m *Model) opCopy(v *runView, idx int, asJSON bool) string {
+	if v == nil || idx < 0 || idx >= len(v.model.Operations) {
+		return ""
+	}
+	op, _ := v.model.OperationDetails(v.model.Operations[idx].ID)
+	if raw, _, ok := v.model.OperationPayload(op.ID); ok {
+		if asJSON {
+			return prettyJSON(raw)
+		}
+		return resultText(raw)
+	}
+	return op.Details
 }
 
 func kv(k, v string) string { return styleFaint.Render(fmt.Sprintf("%-12s", k)) + v }
@@ -665,10 +719,17 @@ func (m *Model) transcriptBox(w int) []string {
 		lines = t.render(w-4, h)
 	}
 	lines = padLines(lines, w-4, h)
-	foot := keyHint("↑↓ pgup pgdn", "scroll", "/", "search", "n", "next", "esc", "close")
-	if t.searching {
+	mode := "JSON"
+	if t.json {
+		mode = "text"
+	}
+	foot := hints(w-4, "esc", "close", "/", "search", "n N", "next/prev", "J", mode, "y", "copy message", "Y", "copy all")
+	switch {
+	case t.searching:
 		foot = "/" + strings.TrimPrefix(t.search.Render(true)[0], "│ ")
-	} else if t.note != "" {
+	case t.find.query != "":
+		foot = styleTitle.Render(t.find.status()) + "  " + hints(w-4-ansi.StringWidth(t.find.status())-2, "n N", "next/prev", "/", "new search", "esc", "close")
+	case t.note != "":
 		foot = styleFaint.Render(t.note) + "  " + foot
 	}
 	lines = append(lines, foot)
