@@ -149,7 +149,25 @@ func controlNotice(what string) string {
 }
 
 // handleKey routes a key to the overlay on top, else to the screen.
+// Typed characters that arrive together (a fast typist, tmux send-keys)
+// come as one message: each is handled in turn, so a "/" that opens a
+// search sends the characters after it into the search.
 func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste && !m.typing() {
+		var cmds []tea.Cmd
+		for i, r := range k.Runes {
+			if m.typing() {
+				rest := k
+				rest.Runes = k.Runes[i:]
+				cmds = append(cmds, m.handleKey(rest))
+				break
+			}
+			one := k
+			one.Runes = []rune{r}
+			cmds = append(cmds, m.handleKey(one))
+		}
+		return tea.Batch(cmds...)
+	}
 	key := k.String()
 	m.flash = ""
 	if key == "ctrl+c" {
@@ -157,6 +175,9 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 			return m.quit()
 		}
 		return m.askQuit()
+	}
+	if key == "M" && !m.typing() {
+		return m.toggleMouse()
 	}
 	switch {
 	case m.confirm != nil:
@@ -212,6 +233,24 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 	}
 	return m.keyGlobal(key)
+}
+
+// typing reports whether keys go to a text editor.
+func (m *Model) typing() bool {
+	return m.questionVisible() || m.interrupt != nil || m.queue.answer != nil || m.queue.edit != nil ||
+		(m.transcript != nil && m.transcript.searching) || (m.screen == screenLog && m.logv.typing) ||
+		(m.screen == screenCompose && m.overlayBox() == nil)
+}
+
+// toggleMouse turns mouse capture on or off.
+func (m *Model) toggleMouse() tea.Cmd {
+	m.mouse = !m.mouse
+	if m.mouse {
+		m.flashNote("Mouse capture on: clicks select, the wheel scrolls. M gives the mouse back to the terminal.")
+		return tea.EnableMouseCellMotion
+	}
+	m.flashNote("Mouse capture off: the terminal selects text. M turns capture on.")
+	return tea.DisableMouse
 }
 
 func (m *Model) askQuit() tea.Cmd {
@@ -272,14 +311,7 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "L":
 		m.res = m.res.WithTier(m.res.Tier().Next())
 		m.notice = "Labels: " + string(m.res.Tier())
-	case "M":
-		m.mouse = !m.mouse
-		if m.mouse {
-			m.notice = "Mouse capture on: clicks select, the wheel scrolls. M gives the mouse back to the terminal for selecting text."
-			return tea.EnableMouseCellMotion
-		}
-		m.notice = "Mouse capture off: the terminal selects text. M turns it back on."
-		return tea.DisableMouse
+
 	case "a":
 		if len(m.questions) > 0 {
 			m.qHidden = false
@@ -625,6 +657,9 @@ func (m *Model) keyResult(key string) tea.Cmd {
 		return nil
 	case "r":
 		m.showResult = false
+		return nil
+	case "G", "end":
+		m.resultOpen.scroll = max(0, len(m.resultLines(m.overlayWidth()-4))-(m.overlayBodyH()-1))
 		return nil
 	case "H", "2", "n", "3", "u", "4", "tab":
 		m.showResult = false

@@ -84,8 +84,15 @@ func resultSummary(v *runView) string {
 }
 
 func (m *Model) resultBox(w int) []string {
-	v := m.view
 	inner := w - 4
+	body := pager(m.resultLines(inner), m.resultOpen.scroll, m.overlayBodyH()-1)
+	body = append(body, hints(inner, m.resultKeys()...))
+	return boxed("Result · "+render.SanitizeLine(m.view.id), body, w)
+}
+
+// resultLines is the card's content at inner cells.
+func (m *Model) resultLines(inner int) []string {
+	v := m.view
 	p := v.card
 	lines := []string{styleTitle.Render("Status: ") + statusGlyph(p.Status) + " " + render.SanitizeLine(p.Status)}
 	summary := resultSummary(v)
@@ -94,12 +101,10 @@ func (m *Model) resultBox(w int) []string {
 		lines = append(lines, "", styleErr.Render(f))
 	}
 	if summary != "" {
-		lines = append(lines, "")
-		lines = append(lines, m.markdown(summary, inner)...)
+		lines = block(lines, m.markdown(summary, inner))
 	}
 	if ei != nil && strings.TrimSpace(ei.Message) != "" && !sameText(ei.Message, summary) {
-		lines = append(lines, "")
-		lines = append(lines, m.markdown(ei.Message, inner)...)
+		lines = block(lines, m.markdown(ei.Message, inner))
 	}
 	if ei != nil && len(ei.Details) > 0 {
 		if m.resultOpen.details {
@@ -117,10 +122,16 @@ func (m *Model) resultBox(w int) []string {
 			lines = append(lines, "  "+clip(render.SanitizeLine(a), inner-2))
 		}
 	}
-	lines = append(lines, m.changeLines(inner)...)
-	body := pager(lines, m.resultOpen.scroll, m.overlayBodyH()-1)
-	body = append(body, hints(inner, m.resultKeys()...))
-	return boxed("Result · "+render.SanitizeLine(v.id), body, w)
+	return append(lines, m.changeLines(inner)...)
+}
+
+// block appends a block of lines after one blank line, however many
+// blank lines the block starts with.
+func block(lines, b []string) []string {
+	for len(b) > 0 && strings.TrimSpace(ansi.Strip(b[0])) == "" {
+		b = b[1:]
+	}
+	return append(append(lines, ""), b...)
 }
 
 // resultKeys are the result card's keys, only those that act on what the
@@ -164,14 +175,13 @@ func (m *Model) changeLines(inner int) []string {
 		add, rem = add+f.Added, rem+f.Removed
 	}
 	n := len(ch.Files)
-	summary := fmt.Sprintf(" · %d file%s, +%d −%d", n, plural(n), add, rem)
+	out := []string{"", head + styleFaint.Render(fmt.Sprintf(" · %d file%s, +%d −%d", n, plural(n), add, rem))}
 	switch ch.Source {
 	case runner.ChangesFromGit:
-		summary += " against " + render.SanitizeLine(shortHash(ch.Base))
+		out = append(out, styleFaint.Render("  git diff against the run's base "+render.SanitizeLine(shortHash(ch.Base))))
 	case runner.ChangesFromLog:
-		summary += " by the run's file edits"
+		out = append(out, styleFaint.Render("  the files the run's file tools wrote (no git base)"))
 	}
-	out := []string{"", head + styleFaint.Render(summary)}
 	for i, f := range ch.Files {
 		if i == 8 && n > 9 {
 			out = append(out, styleFaint.Render(fmt.Sprintf("  … %d more · w shows them all", n-i)))

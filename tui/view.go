@@ -58,21 +58,23 @@ func (m *Model) frame(withOverlay bool) string {
 // a replay marker, status, effort, the help key. Segments drop by priority
 // when the terminal is narrow; none is cut.
 func (m *Model) topBar(w int) string {
-	left := []segment{{" Guildhall", 1}}
+	// Priorities: the current tab and the status stay longest, then the
+	// replay marker and the run id; the other tabs go right to left.
+	left := []segment{{" Guildhall", 10}}
 	for i, t := range m.tabs() {
 		if m.tabScreen(i) == m.screen {
-			left = append(left, segment{" [" + t + "]", 9})
+			left = append(left, segment{" [" + t + "]", 90})
 		} else {
-			left = append(left, segment{" " + t, 2})
+			left = append(left, segment{" " + t, 20 - i})
 		}
 	}
-	right := []segment{{" ? help ", 4}}
+	right := []segment{{" ? help ", 40}}
 	if v := m.view; v != nil && v.id != "" {
 		if m.replaying() {
-			left = append(left, segment{"  ⏮ replay", 8})
+			left = append(left, segment{"  ⏮ replay", 80})
 		}
-		left = append(left, segment{"  " + render.SanitizeLine(v.id), 7})
-		right = []segment{{v.status(), 9}, {" · " + render.SanitizeLine(v.effort), 3}, {"  ? help ", 4}}
+		left = append(left, segment{"  " + render.SanitizeLine(v.id), 70})
+		right = []segment{{v.status(), 90}, {" · " + render.SanitizeLine(v.effort), 30}, {"  ? help ", 40}}
 	}
 	return styleBar.Render(spread(left, right, w))
 }
