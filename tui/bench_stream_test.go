@@ -214,3 +214,60 @@ func BenchmarkLivePaneFrame10MB(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// BenchmarkKeyLatencyPacedStream10MB is the same with the deltas paced so
+// that the console receives every one of them (the bus drops deltas for a
+// subscriber that falls behind): 10 MB in 12-byte deltas, published in
+// bursts of 256 with a millisecond between bursts.
+func BenchmarkKeyLatencyPacedStream10MB(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		events := syntheticRun(b, 50)
+		fs := newFakeSession(b, events)
+		p := &latencyProbe{Model: New(fs, Options{Labels: seedLabels(b), NoAnimation: true, MarkdownStyle: "notty", Output: io.Discard})}
+		tm := teatest.NewTestModel(b, p, teatest.WithInitialTermSize(120, 40))
+		var role string
+		for _, e := range events {
+			if e.Type == event.RoleStart {
+				var rp event.RoleStartPayload
+				_ = e.Decode(&rp)
+				role = rp.RoleID
+			}
+		}
+		reply := bigReply(10 << 20)
+		done := make(chan struct{})
+		start := time.Now()
+		go func() {
+			defer close(done)
+			for pos, n := 0, 0; pos < len(reply); n++ {
+				end := min(len(reply), pos+12)
+				e, _ := event.New(time.Now(), event.LLMDelta, event.LLMDeltaPayload{RoleID: role, Content: reply[pos:end]})
+				e.Ephemeral = true
+				fs.bus.Publish(e)
+				pos = end
+				if n%256 == 255 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}()
+		for stop := false; !stop; {
+			select {
+			case <-done:
+				stop = true
+			default:
+				p.send(tm)
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		elapsed := time.Since(start)
+		_ = tm.Quit()
+		p.mu.Lock()
+		b.ReportMetric(float64(percentile(p.lat, 0.5).Microseconds())/1000, "key-p50-ms")
+		b.ReportMetric(float64(percentile(p.lat, 0.99).Microseconds())/1000, "key-p99-ms")
+		b.ReportMetric(float64(percentile(p.lat, 1).Microseconds())/1000, "key-max-ms")
+		b.ReportMetric(float64(percentile(p.frames, 0.5).Microseconds())/1000, "frame-p50-ms")
+		b.ReportMetric(float64(percentile(p.frames, 0.99).Microseconds())/1000, "frame-p99-ms")
+		b.ReportMetric(float64(len(p.lat)), "keys")
+		b.ReportMetric(elapsed.Seconds(), "stream-s")
+		p.mu.Unlock()
+	}
+}

@@ -433,7 +433,7 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 func (m *Model) cannotControl(what string) string {
 	switch {
 	case m.replaying():
-		return "This is a replay of " + render.SanitizeLine(m.view.id) + " from its log: " + what + " acts on the live run only (b returns to it)."
+		return "A replay: " + what + " acts on the live run only (b returns to it)."
 	case m.live != nil && m.live.card != nil:
 		return "The run has finished (" + runStatusWord(m.live) + "): there is nothing to " + what + ". n composes a follow-up."
 	case !m.runLive():

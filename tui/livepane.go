@@ -42,6 +42,9 @@ type stream struct {
 	// open is the fence the tail starts inside of, when a long code block
 	// was cut: the tail is rendered with it reopened.
 	open string
+	// keepAll keeps every finished block (splitting a whole message)
+	// rather than the latest maxBlocks.
+	keepAll bool
 
 	// The rendered pane, made in Update by prepare.
 	width, height int
@@ -99,7 +102,7 @@ func (s *stream) finish(n int) {
 		s.open = ""
 	}
 	s.blocks = append(s.blocks, block)
-	if len(s.blocks) > maxBlocks {
+	if len(s.blocks) > maxBlocks && !s.keepAll {
 		drop := len(s.blocks) - maxBlocks
 		s.blocks = append([]string(nil), s.blocks[drop:]...)
 		s.first += drop
@@ -162,6 +165,56 @@ func fenceOf(line string) string {
 		return ""
 	}
 	return t[:n]
+}
+
+// splitMarkdown cuts a long Markdown text into pieces of about max bytes
+// at block boundaries (a blank line outside a fence; a long fenced block
+// closed and reopened), each of which renders on its own as the part of
+// the whole it is.
+func splitMarkdown(text string, max int) []string {
+	s := stream{keepAll: true}
+	s.add(text)
+	blocks := append(s.blocks, "")
+	if len(s.tail) > 0 {
+		tail := string(s.tail)
+		if s.open != "" {
+			tail = s.open + "\n" + tail
+		}
+		blocks[len(blocks)-1] = tail
+	} else {
+		blocks = blocks[:len(blocks)-1]
+	}
+	var out []string
+	var cur strings.Builder
+	for _, b := range blocks {
+		if cur.Len() > 0 && cur.Len()+len(b) > max {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		cur.WriteString(b)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// splitPlain cuts a long plain text into pieces of about max bytes at
+// line breaks (at a rune inside a line longer than that).
+func splitPlain(text string, max int) []string {
+	var out []string
+	for len(text) > max {
+		n := strings.LastIndexByte(text[:max], '\n') + 1
+		if n <= 0 {
+			n = max
+			for n > 0 && !utf8.RuneStart(text[n]) {
+				n--
+			}
+		}
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return append(out, text)
 }
 
 // closes reports whether a line closes the fence open: the same

@@ -29,7 +29,15 @@ type usage struct {
 	lastReply                  float64 // seconds the latest model call took
 }
 
-func (u *usage) addCall(p event.LLMCallPayload) {
+// callUsage is the part of an llm_call payload the meters read.
+type callUsage struct {
+	RoleID    string      `json:"roleId"`
+	Usage     event.Usage `json:"usage"`
+	Model     string      `json:"model"`
+	ElapsedMs int64       `json:"elapsedMs"`
+}
+
+func (u *usage) addCall(p callUsage) {
 	if u.context == nil {
 		u.context = map[string]int{}
 	}

@@ -165,7 +165,9 @@ func (v *runView) apply(e event.Event) {
 			v.use.active = p.RoleID
 		}
 	case event.LLMCall:
-		var p event.LLMCallPayload
+		// Only the usage: the bodies (a whole conversation at log level
+		// full) are not decoded for the meters.
+		var p callUsage
 		if e.Decode(&p) == nil {
 			v.use.addCall(p)
 		}

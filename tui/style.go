@@ -85,6 +85,34 @@ func wrapPlain(s string, width int) string {
 	return ansi.Wrap(s, width, "")
 }
 
+// wrapIndented wraps sanitized plain text to width like wrapPlain, each
+// line's continuation indented as the line is, so blocks stay blocks.
+func wrapIndented(s string, width int) string {
+	if width < 8 {
+		width = 8
+	}
+	s = strings.ReplaceAll(s, "\t", "    ")
+	var b strings.Builder
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		body := strings.TrimLeft(line, " ")
+		ind := len(line) - len(body)
+		if ind > width/2 {
+			ind = 0
+			body = line
+		}
+		for j, part := range strings.Split(ansi.Wrap(body, width-ind, ""), "\n") {
+			if j > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(strings.Repeat(" ", ind) + part)
+		}
+	}
+	return b.String()
+}
+
 // padLines makes lines exactly height rows of width cells.
 func padLines(lines []string, width, height int) []string {
 	out := make([]string, height)

@@ -19,7 +19,14 @@ type transcriptEntry struct {
 	body  string
 	raw   string
 	prose bool
+	// A message longer than entryMax is split into parts, each an entry
+	// of its own, so that only the parts in view are rendered; part is
+	// this one's number (0 for the head, which carries the title).
+	part int
 }
+
+// entryMax bounds the text of one transcript entry.
+const entryMax = 16 << 10
 
 // shown is the entry's body as the transcript shows it.
 func (e transcriptEntry) shown(json bool) string {
@@ -34,6 +41,29 @@ func (e transcriptEntry) shown(json bool) string {
 // the results of its tool calls.
 type transcript struct{ entries []transcriptEntry }
 
+// push appends an entry, split into parts when it is long.
+func (t *transcript) push(e transcriptEntry) {
+	body := e.body
+	if e.raw != "" && len(e.raw) > entryMax {
+		// The JSON of a long result stays one key away only while it is
+		// short; a long one shows as its text.
+		e.raw = ""
+	}
+	if len(body) <= entryMax {
+		t.entries = append(t.entries, e)
+		return
+	}
+	parts := splitPlain(body, entryMax)
+	if e.prose {
+		parts = splitMarkdown(body, entryMax)
+	}
+	for i, p := range parts {
+		part := e
+		part.body, part.part = p, i
+		t.entries = append(t.entries, part)
+	}
+}
+
 func (t *transcript) add(e event.Event, roleID string) {
 	switch e.Type {
 	case event.LLMCall:
@@ -46,24 +76,24 @@ func (t *transcript) add(e event.Event, roleID string) {
 			case "assistant", "tool":
 				// Replies come from Received; results from tool_result.
 			case "system":
-				t.entries = append(t.entries, transcriptEntry{title: "System prompt", body: m.Content, prose: true})
+				t.push(transcriptEntry{title: "System prompt", body: m.Content, prose: true})
 			default:
-				t.entries = append(t.entries, transcriptEntry{title: "Sent (" + m.Role + ")", body: m.Content, prose: true})
+				t.push(transcriptEntry{title: "Sent (" + m.Role + ")", body: m.Content, prose: true})
 			}
 		}
 		if r := p.Received; r != nil {
 			if r.Reasoning != "" {
-				t.entries = append(t.entries, transcriptEntry{title: "Reasoning", body: r.Reasoning})
+				t.push(transcriptEntry{title: "Reasoning", body: r.Reasoning})
 			}
 			if r.Content != "" {
-				t.entries = append(t.entries, transcriptEntry{title: "Reply", body: r.Content, prose: true})
+				t.push(transcriptEntry{title: "Reply", body: r.Content, prose: true})
 			}
 			for _, c := range r.ToolCalls {
-				t.entries = append(t.entries, transcriptEntry{title: "Tool call " + c.Name, body: resultText(c.Arguments), raw: c.Arguments})
+				t.push(transcriptEntry{title: "Tool call " + c.Name, body: resultText(c.Arguments), raw: c.Arguments})
 			}
 		}
 		if len(p.Sent) == 0 && p.Received == nil {
-			t.entries = append(t.entries, transcriptEntry{title: "Model call (bodies not logged at this log level)"})
+			t.push(transcriptEntry{title: "Model call (bodies not logged at this log level)"})
 		}
 	case event.ToolResult:
 		var p event.ToolResultPayload
@@ -71,13 +101,13 @@ func (t *transcript) add(e event.Event, roleID string) {
 			return
 		}
 		raw := string(p.Result)
-		t.entries = append(t.entries, transcriptEntry{title: "Result of " + p.Tool + " · " + p.Kind, body: resultText(raw), raw: raw})
+		t.push(transcriptEntry{title: "Result of " + p.Tool + " · " + p.Kind, body: resultText(raw), raw: raw})
 	case event.AskHuman:
 		var p event.AskHumanPayload
 		if e.Decode(&p) != nil || p.RoleID != roleID {
 			return
 		}
-		t.entries = append(t.entries, transcriptEntry{title: "Question for the operator", body: p.Question, prose: true})
+		t.push(transcriptEntry{title: "Question for the operator", body: p.Question, prose: true})
 	}
 }
 
@@ -111,19 +141,24 @@ func (t *transcriptView) lines(i int, md *render.MarkdownRenderer) []string {
 		return l
 	}
 	e := t.entries[i]
-	out := []string{styleTitle.Render(render.SanitizeLine(e.title))}
+	var out []string
+	if e.part == 0 {
+		out = append(out, styleTitle.Render(render.SanitizeLine(e.title)))
+	}
 	if body := e.shown(t.json); strings.TrimSpace(body) != "" {
 		var text string
 		if e.prose {
 			text = strings.TrimRight(md.Render(body, t.width-2), "\n")
 		} else {
-			text = wrapPlain(render.Sanitize(body), t.width-2)
+			text = wrapIndented(render.Sanitize(body), t.width-2)
 		}
 		for _, l := range strings.Split(text, "\n") {
 			out = append(out, "  "+l)
 		}
 	}
-	out = append(out, "")
+	if i+1 >= len(t.entries) || t.entries[i+1].part == 0 {
+		out = append(out, "")
+	}
 	t.rendered[i] = out
 	return out
 }
@@ -179,7 +214,10 @@ func (t *transcriptView) scroll(delta int, md *render.MarkdownRenderer) {
 func (t *transcriptView) texts() []string {
 	out := make([]string, len(t.entries))
 	for i, e := range t.entries {
-		out[i] = e.title + "\n" + e.shown(t.json)
+		if e.part == 0 {
+			out[i] = e.title + "\n"
+		}
+		out[i] += e.shown(t.json)
 	}
 	return out
 }
@@ -198,17 +236,25 @@ func (t *transcriptView) goToMatch(md *render.MarkdownRenderer) {
 	}
 }
 
-// copyText is the transcript as plain text: one entry, or all of them.
+// copyText is the transcript as plain text: the message entry i is part
+// of, or, for i < 0, all of them.
 func (t *transcriptView) copyText(i int) string {
+	first, last := 0, len(t.entries)
+	if i >= 0 && i < len(t.entries) {
+		for first = i; first > 0 && t.entries[first].part > 0; first-- {
+		}
+		for last = first + 1; last < len(t.entries) && t.entries[last].part > 0; last++ {
+		}
+	}
 	var b strings.Builder
-	for j, e := range t.entries {
-		if i >= 0 && j != i {
-			continue
+	for _, e := range t.entries[first:last] {
+		if e.part == 0 {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString("## " + e.title + "\n\n")
 		}
-		b.WriteString("## " + e.title + "\n\n")
-		if body := strings.TrimSpace(e.shown(t.json)); body != "" {
-			b.WriteString(body + "\n\n")
-		}
+		b.WriteString(e.shown(t.json))
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }

@@ -174,7 +174,7 @@ func (m *Model) replayBanner() string {
 	if extra == "" {
 		return styleBanner.Render(label)
 	}
-	return styleBanner.Render("⏮ Replay of "+render.SanitizeLine(m.view.id)) + styleFaint.Render(" · "+extra)
+	return styleBanner.Render("⏮ Replay") + styleFaint.Render(" · "+extra)
 }
 
 // queuedQuestionsBanner surfaces parked questions like a live one.
@@ -655,7 +655,7 @@ func (m *Model) opBody(op render.Operation, asJSON bool, inner int) []string {
 			return nil
 		}
 		out := []string{"", styleTitle.Render(title)}
-		for _, l := range strings.Split(wrapPlain(render.Sanitize(text), inner-2), "\n") {
+		for _, l := range strings.Split(wrapIndented(render.Sanitize(text), inner-2), "\n") {
 			out = append(out, "  "+l)
 		}
 		return out
