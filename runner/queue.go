@@ -268,7 +268,9 @@ func (s *Scheduler) Answer(ctx context.Context, id, answer string) (store.QueueI
 // instead of failing with ErrRunInProgress. Exactly one of runID and
 // queued is set on success.
 func (s *Scheduler) SubmitOrQueue(ctx context.Context, sub Submission) (runID string, queued *store.QueueItem, err error) {
-	if _, busy := s.sess.Active(); !busy {
+	// A follow-up typed the moment a result card shows starts at once: the
+	// finished run only has its records left to write.
+	if s.sess.awaitConclusion(5 * time.Second) {
 		runID, err = s.sess.Submit(ctx, sub)
 		if err == nil {
 			s.changed(false)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -149,6 +150,10 @@ type Run struct {
 	startedAt      time.Time
 	// summary writes summary.txt (summary.go).
 	summary summaryState
+	// concluded is set once the run's outcome is decided, just before its
+	// terminal run_status: the result card is on every screen while the
+	// run still writes its records.
+	concluded atomic.Bool
 }
 
 // ID is the run id.
@@ -396,6 +401,7 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		r.meta.Error = r.meta.Result.Error
 	}
 	r.metaMu.Unlock()
+	r.concluded.Store(true)
 	r.emit(event.RunStatus, event.RunStatusPayload{Status: status, Card: &card})
 	if err := r.saveMeta(); err != nil {
 		return Outcome{RunID: r.id}, err

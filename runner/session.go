@@ -204,6 +204,26 @@ func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Conte
 	}()
 }
 
+// awaitConclusion waits, at most limit, for a run whose outcome is already
+// decided (its result card is shown) to finish writing its records, and
+// reports whether the session is then idle. A run still working is not
+// waited for.
+func (s *Session) awaitConclusion(limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		s.mu.Lock()
+		r := s.active
+		s.mu.Unlock()
+		if r == nil {
+			return true
+		}
+		if !r.concluded.Load() || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Active returns the id of the live run, if any.
 func (s *Session) Active() (string, bool) {
 	s.mu.Lock()
