@@ -62,8 +62,10 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 	record := func(name string, data []byte) { read[name] = data }
 
 	if exists(ws, workspaceGuildDir+"/guild.json") {
-		fsys := ws.ConfigFS(workspaceGuildDir, maxConfigFile, record)
-		g, err := runner.LoadGuild(fsys, workspaceGuildDir)
+		// Rooted at the workspace, not at guild/: a style guide may be one
+		// of the workspace's files, read through the same containment.
+		fsys := ws.ConfigFS("", maxConfigFile, record)
+		g, err := runner.LoadGuildIn(fsys, workspaceGuildDir, workspaceGuildDir)
 		if err != nil {
 			f.Problems = append(f.Problems, err)
 		} else {
