@@ -8,6 +8,7 @@
 package event
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 )
@@ -163,7 +164,9 @@ type RoleStartPayload struct {
 	Depth  int    `json:"depth"`
 	Task   string `json:"task"`
 	Parent string `json:"parent,omitempty"`
-	// ParentID is the parent's instance id (Guildhall addition).
+	// ParentID is the parent's instance id. It is written as parentId and
+	// as the original system's parentRoleId, and read from either (see
+	// parentJSON).
 	ParentID string `json:"parentId,omitempty"`
 }
 
@@ -189,6 +192,82 @@ type AgentCallPayload struct {
 	Task     string `json:"task,omitempty"`
 }
 
+// The parent-carrying payloads are written with the parent's instance id
+// under both names, Guildhall's parentId and the original system's
+// parentRoleId, so that the original's readers walk the delegation chain
+// of a Guildhall log, and read from whichever a log has.
+type (
+	roleStartJSON    RoleStartPayload
+	roleFinishedJSON RoleFinishedPayload
+	agentCallJSON    AgentCallPayload
+)
+
+// MarshalJSON writes parentRoleId beside parentId.
+func (p RoleStartPayload) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		roleStartJSON
+		ParentRoleID string `json:"parentRoleId,omitempty"`
+	}{roleStartJSON(p), p.ParentID})
+}
+
+// UnmarshalJSON reads parentId, or the original's parentRoleId.
+func (p *RoleStartPayload) UnmarshalJSON(b []byte) error {
+	var v struct {
+		roleStartJSON
+		ParentRoleID string `json:"parentRoleId"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = RoleStartPayload(v.roleStartJSON)
+	p.ParentID = cmp.Or(p.ParentID, v.ParentRoleID)
+	return nil
+}
+
+// MarshalJSON writes parentRoleId beside parentId.
+func (p RoleFinishedPayload) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		roleFinishedJSON
+		ParentRoleID string `json:"parentRoleId,omitempty"`
+	}{roleFinishedJSON(p), p.ParentID})
+}
+
+// UnmarshalJSON reads parentId, or the original's parentRoleId.
+func (p *RoleFinishedPayload) UnmarshalJSON(b []byte) error {
+	var v struct {
+		roleFinishedJSON
+		ParentRoleID string `json:"parentRoleId"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = RoleFinishedPayload(v.roleFinishedJSON)
+	p.ParentID = cmp.Or(p.ParentID, v.ParentRoleID)
+	return nil
+}
+
+// MarshalJSON writes parentRoleId beside parentId.
+func (p AgentCallPayload) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		agentCallJSON
+		ParentRoleID string `json:"parentRoleId,omitempty"`
+	}{agentCallJSON(p), p.ParentID})
+}
+
+// UnmarshalJSON reads parentId, or the original's parentRoleId.
+func (p *AgentCallPayload) UnmarshalJSON(b []byte) error {
+	var v struct {
+		agentCallJSON
+		ParentRoleID string `json:"parentRoleId"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = AgentCallPayload(v.agentCallJSON)
+	p.ParentID = cmp.Or(p.ParentID, v.ParentRoleID)
+	return nil
+}
+
 // EffortSetPayload records the run's effort tier.
 type EffortSetPayload struct {
 	Effort string `json:"effort"`
@@ -209,11 +288,46 @@ type Usage struct {
 	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
 }
 
-// WireToolCall is a tool call as the model emitted it.
+// WireToolCall is a tool call as the model emitted it. It is written in
+// the shape of the OpenAI wire and of the original system's log,
+// {id, type: "function", function: {name, arguments}}, and read from that
+// shape or from the flat {id, name, arguments} earlier Guildhall logs hold.
 type WireToolCall struct {
-	ID        string `json:"id"`
+	ID        string
+	Name      string
+	Arguments string
+}
+
+type wireFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// MarshalJSON writes the nested shape.
+func (c WireToolCall) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID       string       `json:"id"`
+		Type     string       `json:"type"`
+		Function wireFunction `json:"function"`
+	}{c.ID, "function", wireFunction{c.Name, c.Arguments}})
+}
+
+// UnmarshalJSON reads the nested shape or the flat one.
+func (c *WireToolCall) UnmarshalJSON(b []byte) error {
+	var v struct {
+		ID        string        `json:"id"`
+		Name      string        `json:"name"`
+		Arguments string        `json:"arguments"`
+		Function  *wireFunction `json:"function"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = WireToolCall{ID: v.ID, Name: v.Name, Arguments: v.Arguments}
+	if f := v.Function; f != nil {
+		c.Name, c.Arguments = cmp.Or(f.Name, c.Name), cmp.Or(f.Arguments, c.Arguments)
+	}
+	return nil
 }
 
 // WireMessage is one message as sent to the model (reasoning omitted).
