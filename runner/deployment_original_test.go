@@ -11,9 +11,9 @@ func TestDeploymentLoggingLevel(t *testing.T) {
 		t.Fatalf("logging.level: %+v %v", d.Logging, err)
 	}
 	for json, want := range map[string]string{
-		`{"logging": {"level": "verbose"}}`:  `logging.level "verbose" is not one of full, standard`,
-		`{"logging": {"levels": "full"}}`:    `did you mean "level"?`,
-		`{"logging": {"colour": "on"}}`:      `unknown key "colour" in deployment.logging`,
+		`{"logging": {"level": "verbose"}}`:   `logging.level "verbose" is not one of full, standard`,
+		`{"logging": {"levels": "full"}}`:     `did you mean "level"?`,
+		`{"logging": {"colour": "on"}}`:       `unknown key "colour" in deployment.logging`,
 		`{"logging": {"level": "full"}, "x"}`: "invalid JSON",
 	} {
 		if _, err := ParseDeployment("d.json", []byte(json)); err == nil || !strings.Contains(err.Error(), want) {
