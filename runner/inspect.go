@@ -363,7 +363,7 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 		Offset  int    `json:"offset"`
 		Snippet string `json:"snippet"`
 	}
-	var matches []match
+	matches := []match{} // [] rather than null when nothing matches
 	more := false
 scan:
 	for i, m := range t.History {

@@ -297,11 +297,11 @@ with file:line:col, as is a tool declared twice; --strict makes them errors.`,
 				fmt.Fprintln(out, "note:", render.SanitizeLine(n))
 			}
 			g, d := cfg.guild, cfg.deployment
-			for _, w := range g.Warnings {
-				fmt.Fprintln(out, "warning:", render.SanitizeLine(w.Error()))
-			}
 			if strict && len(g.Warnings) > 0 {
 				return usageErr(fmt.Errorf("guild %s: %d warning(s), which --strict makes errors:\n%s", g.Source, len(g.Warnings), g.Warnings))
+			}
+			for _, w := range g.Warnings {
+				fmt.Fprintln(out, "warning:", render.SanitizeLine(w.Error()))
 			}
 			fmt.Fprintf(out, "guild %s: ok (%d roles, entry role %s)\n", render.SanitizeLine(g.Source), len(g.Roles), render.SanitizeLine(g.EntryRole))
 			if d.Origin("model.contextWindow") != "" {
