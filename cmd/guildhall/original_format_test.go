@@ -27,7 +27,9 @@ const originalTask = "Give the CLI a --version flag."
 // manifests, the coder the checkers, the inspection tool with kind regex
 // and edit_context with a half-open range.
 func queueOriginalFormat(f *fakellm.Server) {
-	call := func(name string, args any) fakellm.Reply { return fakellm.Reply{Calls: []fakellm.Call{{Name: name, Args: args}}} }
+	call := func(name string, args any) fakellm.Reply {
+		return fakellm.Reply{Calls: []fakellm.Call{{Name: name, Args: args}}}
+	}
 	f.Queue("orchestrator",
 		call("agent", map[string]string{"role": "researcher", "task": "find how other CLIs print their version"}),
 		call("agent", map[string]string{"role": "coder", "task": "add the flag"}),
