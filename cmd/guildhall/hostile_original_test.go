@@ -20,7 +20,7 @@ func TestHostileStyleGuides(t *testing.T) {
 	secret := filepath.Join(h.outside, "notes.txt") // "outside notes"
 	cases := []struct {
 		name, styleGuide, want string
-		plant               func(ws string)
+		plant                  func(ws string)
 	}{
 		{"a path out of the workspace", "../../../outside/notes.txt", "leads outside the workspace", nil},
 		{"an absolute path", secret, "not found", nil}, // the leading "/" is dropped, as the original drops it
