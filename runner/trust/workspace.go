@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -156,6 +157,13 @@ func (f *Found) Changes(base *runner.Deployment, baseGuild string) []Change {
 		for _, name := range g.RoleNames() {
 			if docs := g.Roles[name].ProjectDocs; len(docs) > 0 {
 				out = append(out, Change{Text: fmt.Sprintf("guild/ gives %s the workspace files %s as project documentation", name, strings.Join(docs, ", "))})
+			}
+			// A style guide outside guild/ is one of the workspace's own
+			// files, put into every prompt of the role.
+			if sg := g.Roles[name].StyleGuide; sg != "" {
+				if file := path.Join(workspaceGuildDir, strings.TrimLeft(sg, "/")); !strings.HasPrefix(file, workspaceGuildDir+"/") {
+					out = append(out, Change{Text: fmt.Sprintf("guild/ appends the workspace file %s to the system prompt of %s", file, name)})
+				}
 			}
 		}
 	}
