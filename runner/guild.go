@@ -461,7 +461,8 @@ func (h *hashingFS) sum() string {
 // relative to the guild folder), or the reason the file system gave — a
 // link that leads out of the workspace, a file too large.
 func readProblem(err error) string {
-	if errors.Is(err, fs.ErrNotExist) {
+	var wpe *tools.PathError // the workspace's reader
+	if errors.Is(err, fs.ErrNotExist) || errors.As(err, &wpe) && wpe.Kind == tools.KindNotFound {
 		return "it does not exist; paths are relative to the guild folder"
 	}
 	var pe *fs.PathError
@@ -499,11 +500,6 @@ func loadManifest(files guildFiles, p string) (tools.Manifest, ConfigErrors, err
 		return m, c.warns, c.errs
 	}
 	return m, c.warns, nil
-}
-
-func cleanRel(p string) string {
-	p = path.Clean(strings.TrimPrefix(p, "./"))
-	return strings.TrimPrefix(p, "/")
 }
 
 func contains(list []string, s string) bool {

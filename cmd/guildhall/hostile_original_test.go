@@ -23,7 +23,7 @@ func TestHostileStyleGuides(t *testing.T) {
 		plant                  func(ws string)
 	}{
 		{"a path out of the workspace", "../../../outside/notes.txt", "leads outside the workspace", nil},
-		{"an absolute path", secret, "not found", nil}, // the leading "/" is dropped, as the original drops it
+		{"an absolute path", secret, "does not exist", nil}, // the leading "/" is dropped, as the original drops it
 		{"a workspace file linked out", "../STYLE.md", "outside the workspace", func(ws string) {
 			if err := os.Symlink(secret, filepath.Join(ws, "STYLE.md")); err != nil {
 				t.Fatal(err)
