@@ -83,7 +83,7 @@ func (m *Model) Apply(e event.Event) {
 	case event.AgentCall:
 		var p event.AgentCallPayload
 		if ok = decode(e, &p); ok && p.Task != "" {
-			key := p.ParentID
+			key := p.ParentInstance()
 			if key == "" {
 				key = p.Parent
 			}
@@ -585,8 +585,9 @@ func (m *Model) roleStart(p event.RoleStartPayload, ts time.Time) {
 	// The caller is the named parent when it is open on this stack, else the
 	// innermost open role; a fresh interrupt stack's first call comes from
 	// its root.
-	for k := len(f.chain) - 1; k >= 0 && p.ParentID != ""; k-- {
-		if m.Operations[f.chain[k]].Destination == p.ParentID {
+	parent := p.ParentInstance()
+	for k := len(f.chain) - 1; k >= 0 && parent != ""; k-- {
+		if m.Operations[f.chain[k]].Destination == parent {
 			pos = k
 			break
 		}

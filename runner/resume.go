@@ -205,7 +205,7 @@ func (r *Run) resumeAt(ctx context.Context, i int) (event.Card, error) {
 	if p := f.Pending; i+1 == len(r.stack) && p != nil && p.ChildCard != nil && p.Child != nil && !r.loggedFinish[p.Child.RoleID] {
 		c := p.Child
 		r.emit(event.RoleFinished, event.RoleFinishedPayload{Role: c.Role, RoleID: c.RoleID, Depth: c.Depth, Status: p.ChildCard.Status,
-			Summary: p.ChildCard.Summary, Artifacts: p.ChildCard.Artifacts, Error: p.ChildCard.Error, Parent: f.Role, ParentID: f.RoleID})
+			Summary: p.ChildCard.Summary, Artifacts: p.ChildCard.Artifacts, Error: p.ChildCard.Error, Parent: f.Role, ParentID: f.RoleID, ParentRoleID: f.RoleID})
 	}
 	if i+1 < len(r.stack) {
 		child := r.stack[i+1]

@@ -471,7 +471,7 @@ func (r *Run) emitRoleStart(f *Frame) {
 		}
 	}
 	r.emit(event.RoleStart, event.RoleStartPayload{
-		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID,
+		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
 	})
 }
 
@@ -488,7 +488,7 @@ func (r *Run) finishFrame(f *Frame, card event.Card) {
 	if !r.loggedFinish[f.RoleID] {
 		r.emit(event.RoleFinished, event.RoleFinishedPayload{
 			Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Status: card.Status, Summary: card.Summary,
-			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID,
+			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
 		})
 	}
 	_ = r.log.Sync()

@@ -255,6 +255,12 @@ func checkOriginalRecords(t *testing.T, ws string) {
 					t.Errorf("role_start of a child lacks the original's parentRoleId: %s", e.Payload)
 				}
 			}
+		case event.RoleFinished, event.AgentCall:
+			var p map[string]any
+			_ = json.Unmarshal(e.Payload, &p)
+			if p["parent"] == "orchestrator" && p["parentRoleId"] != "orchestrator-0-1" {
+				t.Errorf("%s lacks the original's parentRoleId: %s", e.Type, e.Payload)
+			}
 		case event.LLMCall:
 			var p map[string]any
 			_ = json.Unmarshal(e.Payload, &p)

@@ -164,10 +164,13 @@ type RoleStartPayload struct {
 	Depth  int    `json:"depth"`
 	Task   string `json:"task"`
 	Parent string `json:"parent,omitempty"`
-	// ParentID is the parent's instance id. It is written as parentId and
-	// as the original system's parentRoleId, and read from either (see
-	// parentJSON).
-	ParentID string `json:"parentId,omitempty"`
+	// ParentID is the parent's instance id (Guildhall's name), and
+	// ParentRoleID the same under the original system's name: writers set
+	// both, so the original's readers walk a Guildhall log's delegation
+	// chain; readers use ParentInstance, which takes either. (Plain fields
+	// rather than a custom codec: the flow model decodes every role event.)
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
 }
 
 // RoleFinishedPayload: a role instance returned its card.
@@ -180,93 +183,31 @@ type RoleFinishedPayload struct {
 	Artifacts []string   `json:"artifacts,omitempty"`
 	Error     *ErrorInfo `json:"error,omitempty"`
 	Parent    string     `json:"parent,omitempty"`
-	ParentID  string     `json:"parentId,omitempty"`
+	// ParentID and ParentRoleID: see RoleStartPayload.
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
 }
 
 // AgentCallPayload: the parent→child edge, logged before the child runs.
 type AgentCallPayload struct {
-	Parent   string `json:"parent"`
-	ParentID string `json:"parentId,omitempty"`
-	Child    string `json:"child"`
-	Depth    int    `json:"depth"`
-	Task     string `json:"task,omitempty"`
+	Parent string `json:"parent"`
+	// ParentID and ParentRoleID: see RoleStartPayload.
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
+	Child        string `json:"child"`
+	Depth        int    `json:"depth"`
+	Task         string `json:"task,omitempty"`
 }
 
-// The parent-carrying payloads are written with the parent's instance id
-// under both names, Guildhall's parentId and the original system's
-// parentRoleId, so that the original's readers walk the delegation chain
-// of a Guildhall log, and read from whichever a log has.
-type (
-	roleStartJSON    RoleStartPayload
-	roleFinishedJSON RoleFinishedPayload
-	agentCallJSON    AgentCallPayload
-)
+// ParentInstance is the parent's instance id: Guildhall's parentId, or
+// the original system's parentRoleId in a log it wrote.
+func (p RoleStartPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
 
-// MarshalJSON writes parentRoleId beside parentId.
-func (p RoleStartPayload) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		roleStartJSON
-		ParentRoleID string `json:"parentRoleId,omitempty"`
-	}{roleStartJSON(p), p.ParentID})
-}
+// ParentInstance is the parent's instance id (see RoleStartPayload's).
+func (p RoleFinishedPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
 
-// UnmarshalJSON reads parentId, or the original's parentRoleId.
-func (p *RoleStartPayload) UnmarshalJSON(b []byte) error {
-	var v struct {
-		roleStartJSON
-		ParentRoleID string `json:"parentRoleId"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*p = RoleStartPayload(v.roleStartJSON)
-	p.ParentID = cmp.Or(p.ParentID, v.ParentRoleID)
-	return nil
-}
-
-// MarshalJSON writes parentRoleId beside parentId.
-func (p RoleFinishedPayload) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		roleFinishedJSON
-		ParentRoleID string `json:"parentRoleId,omitempty"`
-	}{roleFinishedJSON(p), p.ParentID})
-}
-
-// UnmarshalJSON reads parentId, or the original's parentRoleId.
-func (p *RoleFinishedPayload) UnmarshalJSON(b []byte) error {
-	var v struct {
-		roleFinishedJSON
-		ParentRoleID string `json:"parentRoleId"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*p = RoleFinishedPayload(v.roleFinishedJSON)
-	p.ParentID = cmp.Or(p.ParentID, v.ParentRoleID)
-	return nil
-}
-
-// MarshalJSON writes parentRoleId beside parentId.
-func (p AgentCallPayload) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		agentCallJSON
-		ParentRoleID string `json:"parentRoleId,omitempty"`
-	}{agentCallJSON(p), p.ParentID})
-}
-
-// UnmarshalJSON reads parentId, or the original's parentRoleId.
-func (p *AgentCallPayload) UnmarshalJSON(b []byte) error {
-	var v struct {
-		agentCallJSON
-		ParentRoleID string `json:"parentRoleId"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*p = AgentCallPayload(v.agentCallJSON)
-	p.ParentID = cmp.Or(p.ParentID, v.ParentRoleID)
-	return nil
-}
+// ParentInstance is the parent's instance id (see RoleStartPayload's).
+func (p AgentCallPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
 
 // EffortSetPayload records the run's effort tier.
 type EffortSetPayload struct {
