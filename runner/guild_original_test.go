@@ -189,3 +189,21 @@ func TestNearestKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestsCarryTheRolesReasoningChoice: what a role's includeReasoning
+// decides reaches the provider's request.
+func TestRequestsCarryTheRolesReasoningChoice(t *testing.T) {
+	g, err := LoadGuild(mapGuild(`{"entryRole": "a", "roles": {
+		"a": {"systemPrompt": "p.md", "tools": ["finish"]},
+		"b": {"systemPrompt": "p.md", "tools": ["finish"], "includeReasoning": false}}}`, nil), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{opts: Options{Guild: g, Deployment: DefaultDeployment()}}
+	if !r.buildRequest(&Frame{Role: "a"}).IncludeReasoning {
+		t.Error("a role without includeReasoning must send its reasoning back")
+	}
+	if r.buildRequest(&Frame{Role: "b"}).IncludeReasoning {
+		t.Error("includeReasoning: false must keep reasoning out of the request")
+	}
+}
