@@ -236,6 +236,10 @@ type Model struct {
 	questions map[string]int // ask_human id -> call op
 	delegated map[string]string
 	runTask   string
+	// sawRunStarted is set by run_started: Guildhall's logs open with it, the
+	// original system's do not, and then the entry role's start and
+	// finish are the run's.
+	sawRunStarted bool
 
 	interrupts, askers, answerers, synthetic int
 

@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/guildhall/guildhall/tools"
@@ -74,6 +77,14 @@ type ContextPolicy struct {
 	MaxToolOutputChars int `json:"maxToolOutputChars,omitempty"`
 }
 
+// LoggingConfig is deployment.json's logging section (the original
+// system's): the default log level of runs, below the run's own choice
+// and the project setting.
+type LoggingConfig struct {
+	// Level is "full" or "standard"; "" leaves the default, full.
+	Level string `json:"level,omitempty"`
+}
+
 // WebSearchSection is deployment.json's webSearch section: where
 // web_search sends queries. Kagi's key comes from the environment.
 type WebSearchSection struct {
@@ -88,6 +99,7 @@ type Deployment struct {
 	Model         ModelConfig    `json:"model"`
 	Executor      ExecutorConfig `json:"executor"`
 	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	Logging       LoggingConfig  `json:"logging"`
 	// Sandbox confines the subprocess tools (Guildhall addition; see
 	// tools/sandbox and docs/security.md); its network allowlist also
 	// governs the web tools.
@@ -192,6 +204,7 @@ var deploymentShape = shape{
 		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
+	"logging":       shape{"level": nil},
 	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
 }
@@ -308,8 +321,16 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.Model.ContextWindow < 0 {
 		c.errorf(at("model", "contextWindow"), "model.contextWindow must be a positive number of tokens")
 	}
-	if d.Model.Generation.MaxTokens < 0 || (d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
+	// maxTokens is held against the window only when a file set the
+	// window: otherwise the window comes from the server's model list at
+	// start (CheckGenerationFits runs then), as in the original.
+	if d.Model.Generation.MaxTokens < 0 || (d.Origin("model.contextWindow") != "" && d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
 		c.errorf(at("model", "generation", "maxTokens"), "model.generation.maxTokens must be positive and smaller than model.contextWindow")
+	}
+	switch d.Logging.Level {
+	case "", "full", "standard":
+	default:
+		c.errorf(at("logging", "level"), "logging.level %q is not one of full, standard", d.Logging.Level)
 	}
 	e := d.Executor
 	if e.MaxAgentDepth < 1 {
@@ -356,19 +377,19 @@ func validEnvPattern(s string) bool {
 }
 
 // CheckAgainstGuild verifies that the handler roles the deployment names
-// exist in the guild. file names the deployment for messages.
+// exist in the guild. Each problem names where the setting came from (a
+// file, an environment variable).
 func (d *Deployment) CheckAgainstGuild(g *Guild) error {
 	var errs ConfigErrors
 	check := func(field, role string) {
-		if role != "" && g.Roles[role] == nil {
-			errs = append(errs, &ConfigError{File: d.Source, Msg: field + " names role \"" + role + "\", which the guild " + g.Source + " does not have; add the role or remove the setting"})
+		if role == "" || g.Roles[role] != nil {
+			return
 		}
+		origin := cmp.Or(d.Origin(field), d.Source)
+		errs = append(errs, &ConfigError{File: origin, Msg: field + " names role " + strconv.Quote(role) + ", which the guild " + g.Source + " does not have; add the role or remove the setting"})
 	}
-	check("executor.contextHandlerRole", d.Executor.ContextHandlerRole)
-	check("executor.inquiryHandlerRole", d.Executor.InquiryHandlerRole)
-	if t := d.Executor.InterruptTriggers; t != nil {
-		check("executor.interruptTriggers.handlerRole", t.HandlerRole)
-		check("executor.interruptTriggers.planOwnerRole", t.PlanOwnerRole)
+	for _, h := range d.handlerRoles() {
+		check(h.path, *h.role)
 	}
 	if len(errs) > 0 {
 		return errs
@@ -376,21 +397,48 @@ func (d *Deployment) CheckAgainstGuild(g *Guild) error {
 	return nil
 }
 
-// FitToGuild clears the built-in default handler roles that a guild does not
-// define, so the defaults work with any guild. Only for built-in defaults: a
-// deployment file that names a missing role is an error (CheckAgainstGuild).
+// FitToGuild clears the built-in default handler roles that a guild does
+// not define, so the defaults work with any guild. A handler role a file
+// or the environment set is never cleared: CheckAgainstGuild reports it.
 func (d *Deployment) FitToGuild(g *Guild) {
-	if g.Roles[d.Executor.ContextHandlerRole] == nil {
-		d.Executor.ContextHandlerRole = ""
-	}
-	if g.Roles[d.Executor.InquiryHandlerRole] == nil {
-		d.Executor.InquiryHandlerRole = ""
-	}
-	if t := d.Executor.InterruptTriggers; t != nil {
-		if g.Roles[t.HandlerRole] == nil {
-			d.Executor.InterruptTriggers = nil
-		} else if g.Roles[t.PlanOwnerRole] == nil {
-			t.PlanOwnerRole = ""
+	for _, h := range d.handlerRoles() {
+		if *h.role != "" && g.Roles[*h.role] == nil && d.Origin(h.path) == "" {
+			*h.role = ""
 		}
 	}
+	if t := d.Executor.InterruptTriggers; t != nil && t.HandlerRole == "" {
+		d.Executor.InterruptTriggers = nil
+	}
+}
+
+type handlerRole struct {
+	path string
+	role *string
+}
+
+func (d *Deployment) handlerRoles() []handlerRole {
+	out := []handlerRole{
+		{"executor.contextHandlerRole", &d.Executor.ContextHandlerRole},
+		{"executor.inquiryHandlerRole", &d.Executor.InquiryHandlerRole},
+	}
+	if t := d.Executor.InterruptTriggers; t != nil {
+		out = append(out, handlerRole{"executor.interruptTriggers.handlerRole", &t.HandlerRole},
+			handlerRole{"executor.interruptTriggers.planOwnerRole", &t.PlanOwnerRole})
+	}
+	return out
+}
+
+// CheckGenerationFits verifies that the completion budget leaves room in
+// the context window, once the window is known: configured, reported by
+// the server's model list, or the built-in default. The message says where
+// each number came from.
+func (d *Deployment) CheckGenerationFits() error {
+	max, window := d.Model.Generation.MaxTokens, d.Model.ContextWindow
+	if window <= 0 || max < window {
+		return nil
+	}
+	from := func(path, fallback string) string { return cmp.Or(d.Origin(path), fallback) }
+	return &ConfigError{File: from("model.generation.maxTokens", d.Source), Msg: fmt.Sprintf(
+		"model.generation.maxTokens %d leaves no room for the prompt in a context window of %d tokens (model.contextWindow, from %s); lower maxTokens or set model.contextWindow",
+		max, window, from("model.contextWindow", "the built-in default: the server did not report a window"))}
 }

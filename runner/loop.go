@@ -251,7 +251,7 @@ func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) 
 	if r.handlerDepth == 0 {
 		r.checkpoint()
 	}
-	r.emit(event.AgentCall, event.AgentCallPayload{Parent: f.Role, ParentID: f.RoleID, Child: a.Role, Depth: child.Depth, Task: a.Task})
+	r.emit(event.AgentCall, event.AgentCallPayload{Parent: f.Role, ParentID: f.RoleID, ParentRoleID: f.RoleID, Child: a.Role, Depth: child.Depth, Task: a.Task})
 	r.emitRoleStart(child)
 	start := time.Now()
 	card, err := r.runFrame(ctx, child)

@@ -24,7 +24,7 @@ func (r *Run) buildRequest(f *Frame) provider.Request {
 	gen := r.opts.Deployment.Model.Generation
 	req := provider.Request{
 		Model: r.opts.Deployment.Model.Name, Messages: f.History, Temperature: gen.Temperature,
-		MaxTokens: gen.MaxTokens, IncludeReasoning: role.IncludeReasoning, Role: f.Role, RoleID: f.RoleID,
+		MaxTokens: gen.MaxTokens, IncludeReasoning: role.ReplaysReasoning(), Role: f.Role, RoleID: f.RoleID,
 	}
 	for _, name := range role.Tools {
 		m := r.opts.Guild.Manifests[name]

@@ -6,6 +6,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,7 +174,9 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("effort %q is not one of quick, standard, thorough", o.Effort)
 	}
 	if o.LogLevel == "" {
-		o.LogLevel = LogFull
+		// Below the run's choice and the project setting: the
+		// deployment's logging.level, as in the original.
+		o.LogLevel = cmp.Or(o.Deployment.Logging.Level, LogFull)
 	}
 	if o.LogLevel != LogFull && o.LogLevel != LogStandard {
 		return fmt.Errorf("log level %q is not one of full, standard", o.LogLevel)
@@ -220,7 +223,7 @@ func Create(opts Options) (*Run, error) {
 		if m.Foreign {
 			// Its task and result would enter the model's history under
 			// the platform's own header.
-			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, &ForeignRunError{RunID: opts.ContinuesFrom, Record: store.MetaFile})
+			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, foreignRun(m))
 		}
 		if !store.Terminal(m.Status) {
 			return nil, fmt.Errorf("--continue %s: that run is %s; only a finished run can be continued", opts.ContinuesFrom, m.Status)
@@ -483,7 +486,7 @@ func (r *Run) emitRoleStart(f *Frame) {
 		}
 	}
 	r.emit(event.RoleStart, event.RoleStartPayload{
-		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID,
+		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
 	})
 }
 
@@ -500,7 +503,7 @@ func (r *Run) finishFrame(f *Frame, card event.Card) {
 	if !r.loggedFinish[f.RoleID] {
 		r.emit(event.RoleFinished, event.RoleFinishedPayload{
 			Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Status: card.Status, Summary: card.Summary,
-			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID,
+			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
 		})
 	}
 	_ = r.log.Sync()

@@ -212,7 +212,7 @@ func PassesEnv(name string, pass []string) bool {
 func NeverPassEnv(name string) bool {
 	n := strings.ToUpper(name)
 	return strings.HasPrefix(n, "GUILDHALL_") || n == "OPENAI_API_KEY" || n == "ANTHROPIC_API_KEY" ||
-		n == "KAGI_API_KEY" || n == "ORCHESTRATOR_KAGI_API_KEY"
+		n == "KAGI_API_KEY" || n == "ORCHESTRATOR_KAGI_API_KEY" || n == "ORCHESTRATOR_API_KEY"
 }
 
 func envListed(name string, list []string) bool {

@@ -709,6 +709,10 @@ func (m *Model) keyHistory(key string) (tea.Cmd, bool) {
 				m.notice = "Only an unfinished run can be resumed."
 				return nil, true
 			}
+			if row.meta.Foreign {
+				m.notice = "Foreign run (not written by Guildhall for you): shown, never resumed."
+				return nil, true
+			}
 			id := row.id
 			m.screen = screenWatch
 			return controlCmd("resume", func() error { return m.sess.Resume(id) }), true

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -275,12 +276,15 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 	}
 
 	d := opDep
+	// The original system's ORCHESTRATOR_DEPLOYMENT_FILE names the
+	// operator's file as --deployment does (the flag wins).
+	explicit := cmp.Or(c.deployment, os.Getenv("ORCHESTRATOR_DEPLOYMENT_FILE"))
 	switch {
-	case c.deployment != "":
-		file, _ := filepath.Abs(c.deployment)
+	case explicit != "":
+		file, _ := filepath.Abs(explicit)
 		data, rerr := os.ReadFile(file)
 		if rerr != nil {
-			return nil, usageErr(&runner.ConfigError{File: c.deployment, Msg: "cannot read deployment file: " + rerr.Error()})
+			return nil, usageErr(&runner.ConfigError{File: explicit, Msg: "cannot read deployment file: " + rerr.Error()})
 		}
 		if d, err = runner.ParseDeploymentOnto(nil, file, data); err != nil {
 			return nil, usageErr(err)
@@ -290,15 +294,16 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 		d = found.Deployment
 		cfg.workspaceOrigins[found.DeploymentFile] = true
 	}
-	if d.Source == "built-in defaults" {
-		d.FitToGuild(cfg.guild)
-	} else if err := d.CheckAgainstGuild(cfg.guild); err != nil {
-		return nil, usageErr(err)
-	}
 	if err := c.override(d); err != nil {
 		return nil, err
 	}
-	if o := d.Origin("model.apiBase"); o == "--base-url" || o == "GUILDHALL_BASE_URL" {
+	// Handler roles the built-in defaults name are dropped when the guild
+	// lacks them; one a file or the environment named is an error.
+	d.FitToGuild(cfg.guild)
+	if err := d.CheckAgainstGuild(cfg.guild); err != nil {
+		return nil, usageErr(err)
+	}
+	if o := d.Origin("model.apiBase"); o == "--base-url" || o == "GUILDHALL_BASE_URL" || o == "ORCHESTRATOR_API_BASE" {
 		cfg.operatorBase = d.Model.APIBase
 	}
 	cfg.deployment = d
@@ -321,8 +326,13 @@ func (c *commonFlags) guildOfRecord(ws string, found *trust.Found, applied bool)
 	return guildFromDir(p)
 }
 
-// override applies the environment and the flags over a deployment.
+// override applies the environment and the flags over a deployment: the
+// original system's ORCHESTRATOR_* variables, then Guildhall's own, then
+// the flags.
 func (c *commonFlags) override(d *runner.Deployment) error {
+	if err := d.ApplyOriginalEnv(os.Getenv); err != nil {
+		return usageErr(err)
+	}
 	set := func(dst *string, path, flagName, flag, env string) {
 		if flag != "" {
 			*dst = flag
@@ -464,6 +474,13 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	p, pnotes, err := newProvider(ctx, cfg.deployment, key, c.script)
 	if err != nil {
 		return nil, err
+	}
+	// The window is known now (configured, probed or the default).
+	if err := cfg.deployment.CheckGenerationFits(); err != nil {
+		return nil, usageErr(err)
+	}
+	for _, w := range cfg.guild.Warnings {
+		notes = append(notes, "guild warning: "+w.Error())
 	}
 	return &setup{workspace: cfg.workspace, guild: cfg.guild, deployment: cfg.deployment, provider: p,
 		notes: append(notes, pnotes...), records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb}, nil

@@ -49,6 +49,9 @@ type Server struct {
 	// the format's context-length error; ReportTokens includes the size.
 	MaxPromptChars int
 	ReportTokens   bool
+	// ContextWindow, when set, is the window the model list reports (as
+	// context_length); otherwise it reports llama.cpp's n_ctx_train 32768.
+	ContextWindow int
 
 	// faults are served, in order, before the next replies; down answers
 	// every request (probes included) with 503 while set.
@@ -134,6 +137,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 		w.Header().Set("Content-Type", "application/json")
+		if s.ContextWindow > 0 {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"test","context_length":%d}]}`, s.ContextWindow)
+			return
+		}
 		io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"test","meta":{"n_ctx_train":32768}}]}`)
 		return
 	}

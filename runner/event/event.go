@@ -8,6 +8,7 @@
 package event
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 )
@@ -163,8 +164,13 @@ type RoleStartPayload struct {
 	Depth  int    `json:"depth"`
 	Task   string `json:"task"`
 	Parent string `json:"parent,omitempty"`
-	// ParentID is the parent's instance id (Guildhall addition).
-	ParentID string `json:"parentId,omitempty"`
+	// ParentID is the parent's instance id (Guildhall's name), and
+	// ParentRoleID the same under the original system's name: writers set
+	// both, so the original's readers walk a Guildhall log's delegation
+	// chain; readers use ParentInstance, which takes either. (Plain fields
+	// rather than a custom codec: the flow model decodes every role event.)
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
 }
 
 // RoleFinishedPayload: a role instance returned its card.
@@ -177,17 +183,31 @@ type RoleFinishedPayload struct {
 	Artifacts []string   `json:"artifacts,omitempty"`
 	Error     *ErrorInfo `json:"error,omitempty"`
 	Parent    string     `json:"parent,omitempty"`
-	ParentID  string     `json:"parentId,omitempty"`
+	// ParentID and ParentRoleID: see RoleStartPayload.
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
 }
 
 // AgentCallPayload: the parent→child edge, logged before the child runs.
 type AgentCallPayload struct {
-	Parent   string `json:"parent"`
-	ParentID string `json:"parentId,omitempty"`
-	Child    string `json:"child"`
-	Depth    int    `json:"depth"`
-	Task     string `json:"task,omitempty"`
+	Parent string `json:"parent"`
+	// ParentID and ParentRoleID: see RoleStartPayload.
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
+	Child        string `json:"child"`
+	Depth        int    `json:"depth"`
+	Task         string `json:"task,omitempty"`
 }
+
+// ParentInstance is the parent's instance id: Guildhall's parentId, or
+// the original system's parentRoleId in a log it wrote.
+func (p RoleStartPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
+
+// ParentInstance is the parent's instance id (see RoleStartPayload's).
+func (p RoleFinishedPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
+
+// ParentInstance is the parent's instance id (see RoleStartPayload's).
+func (p AgentCallPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
 
 // EffortSetPayload records the run's effort tier.
 type EffortSetPayload struct {
@@ -209,11 +229,46 @@ type Usage struct {
 	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
 }
 
-// WireToolCall is a tool call as the model emitted it.
+// WireToolCall is a tool call as the model emitted it. It is written in
+// the shape of the OpenAI wire and of the original system's log,
+// {id, type: "function", function: {name, arguments}}, and read from that
+// shape or from the flat {id, name, arguments} earlier Guildhall logs hold.
 type WireToolCall struct {
-	ID        string `json:"id"`
+	ID        string
+	Name      string
+	Arguments string
+}
+
+type wireFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// MarshalJSON writes the nested shape.
+func (c WireToolCall) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID       string       `json:"id"`
+		Type     string       `json:"type"`
+		Function wireFunction `json:"function"`
+	}{c.ID, "function", wireFunction{c.Name, c.Arguments}})
+}
+
+// UnmarshalJSON reads the nested shape or the flat one.
+func (c *WireToolCall) UnmarshalJSON(b []byte) error {
+	var v struct {
+		ID        string        `json:"id"`
+		Name      string        `json:"name"`
+		Arguments string        `json:"arguments"`
+		Function  *wireFunction `json:"function"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = WireToolCall{ID: v.ID, Name: v.Name, Arguments: v.Arguments}
+	if f := v.Function; f != nil {
+		c.Name, c.Arguments = cmp.Or(f.Name, c.Name), cmp.Or(f.Arguments, c.Arguments)
+	}
+	return nil
 }
 
 // WireMessage is one message as sent to the model (reasoning omitted).

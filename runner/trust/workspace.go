@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -62,8 +63,10 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 	record := func(name string, data []byte) { read[name] = data }
 
 	if exists(ws, workspaceGuildDir+"/guild.json") {
-		fsys := ws.ConfigFS(workspaceGuildDir, maxConfigFile, record)
-		g, err := runner.LoadGuild(fsys, workspaceGuildDir)
+		// Rooted at the workspace, not at guild/: a style guide may be one
+		// of the workspace's files, read through the same containment.
+		fsys := ws.ConfigFS("", maxConfigFile, record)
+		g, err := runner.LoadGuildIn(fsys, workspaceGuildDir, workspaceGuildDir)
 		if err != nil {
 			f.Problems = append(f.Problems, err)
 		} else {
@@ -154,6 +157,13 @@ func (f *Found) Changes(base *runner.Deployment, baseGuild string) []Change {
 		for _, name := range g.RoleNames() {
 			if docs := g.Roles[name].ProjectDocs; len(docs) > 0 {
 				out = append(out, Change{Text: fmt.Sprintf("guild/ gives %s the workspace files %s as project documentation", name, strings.Join(docs, ", "))})
+			}
+			// A style guide outside guild/ is one of the workspace's own
+			// files, put into every prompt of the role.
+			if sg := g.Roles[name].StyleGuide; sg != "" {
+				if file := path.Join(workspaceGuildDir, strings.TrimLeft(sg, "/")); !strings.HasPrefix(file, workspaceGuildDir+"/") {
+					out = append(out, Change{Text: fmt.Sprintf("guild/ appends the workspace file %s to the system prompt of %s", file, name)})
+				}
 			}
 		}
 	}
