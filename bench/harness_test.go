@@ -111,7 +111,7 @@ func newHarness(t *testing.T, variants ...Variant) *Harness {
 	host := sandbox.NewHost()
 	return &Harness{
 		Variants: variants, Host: host, Policy: confinedPolicy(t, host), Path: ScopedPath(os.Getenv("PATH")),
-		Sealer: func(dir string) (*store.Sealer, error) { return store.NewSealer(testKey, dir), nil },
+		Sealer:  func(dir string) (*store.Sealer, error) { return store.NewSealer(testKey, dir), nil },
 		WorkDir: t.TempDir(), Effort: "quick",
 	}
 }

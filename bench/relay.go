@@ -120,7 +120,9 @@ func (r *relay) request(req *http.Request) {
 
 type errReader struct{}
 
-func (errReader) Read([]byte) (int, error) { return 0, errors.New("request body too large for the relay") }
+func (errReader) Read([]byte) (int, error) {
+	return 0, errors.New("request body too large for the relay")
+}
 
 // countToolResults counts tool results in a Chat Completions "messages"
 // or a Responses "input" list.
