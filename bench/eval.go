@@ -187,6 +187,9 @@ func LoadBenchmark(dir string) (Benchmark, error) {
 // ParseEval decodes and checks an eval.json. Unknown keys are errors, so a
 // misspelt expectation never passes silently.
 func ParseEval(data []byte) (Eval, error) {
+	if err := checkKeys(data); err != nil {
+		return Eval{}, fmt.Errorf("not a valid eval.json: %w", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var e Eval
@@ -197,6 +200,43 @@ func ParseEval(data []byte) (Eval, error) {
 		return Eval{}, errors.New("not a valid eval.json: more than one JSON value")
 	}
 	return e, e.check()
+}
+
+// evalKeys and validationKeys are the exact key names: encoding/json
+// matches keys without regard to case, which would let "expectedExitcode"
+// pass for what it is not.
+var (
+	evalKeys       = keySet("taskType description task difficulty language validation humanResponses")
+	validationKeys = keySet("command expectedExitCode expectedFiles expectedStdoutContains expectedStdoutMatches expectedFileContains expectedFileLacks timeoutSeconds")
+)
+
+func keySet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(s) {
+		m[k] = true
+	}
+	return m
+}
+
+func checkKeys(data []byte) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil // the decoder reports what is wrong
+	}
+	for k := range top {
+		if !evalKeys[k] {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(top["validation"], &v) == nil {
+		for k := range v {
+			if !validationKeys[k] {
+				return fmt.Errorf("unknown field %q in validation", k)
+			}
+		}
+	}
+	return nil
 }
 
 func (e *Eval) check() error {
