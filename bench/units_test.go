@@ -61,7 +61,7 @@ func TestLoadSuiteNamesTheBadBenchmark(t *testing.T) {
 
 func TestOperatorMatchesNearExactQuestions(t *testing.T) {
 	op := NewOperator(map[string]string{
-		"What language should I use?":    "Go.",
+		"What language should I use?":     "Go.",
 		"Should I handle negative input?": "Yes, return an error.",
 	})
 	cases := map[string]string{
