@@ -309,6 +309,10 @@ func (h *Harness) runGuild(ctx context.Context, j job, d runDirs, op *Operator, 
 	if mode := dep.Sandbox.Mode; mode == string(sandbox.None) {
 		dep.Sandbox.Writable = nil
 	}
+	// Python's bytecode cache is keyed by mtime and size: an edit within
+	// the same second that keeps the size (- to +) would run the stale
+	// code, and fail a run for what the environment did.
+	dep.Executor.PassEnv = append(append([]string(nil), dep.Executor.PassEnv...), "PYTHONDONTWRITEBYTECODE")
 	var sealer *store.Sealer
 	if h.Sealer != nil {
 		if sealer, err = h.Sealer(d.ws); err != nil {
