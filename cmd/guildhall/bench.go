@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,6 +165,9 @@ func (bf *benchFlags) check() error {
 	}
 	if bf.compare && variants != 2 {
 		return errors.New("--compare needs two variants: --guild A --guild B, --model X --model Y, or --baseline crush|codex")
+	}
+	if bf.baseline != "" && !slices.Contains(bench.Baselines, bf.baseline) {
+		return fmt.Errorf("--baseline %q is not one of %s", bf.baseline, strings.Join(bench.Baselines, ", "))
 	}
 	if bf.one != "" && bf.out == "" {
 		return errors.New("--one needs --out DIR: the folder the result goes to (a volume, on a cluster)")
