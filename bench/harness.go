@@ -105,6 +105,12 @@ func (h *Harness) Run(ctx context.Context, suite string, benches []Benchmark) (*
 		return nil, err
 	}
 	defer cleanup()
+	// A WorkDir of the caller's keeps the build cache between suites, so
+	// only the first compiles the standard library.
+	cache := filepath.Join(work, "cache")
+	if h.WorkDir != "" {
+		cache = filepath.Join(h.WorkDir, "cache")
+	}
 	rep := &Report{Suite: suite, StartedAt: now().UTC(), Repeat: max(h.Repeat, 1)}
 	for _, v := range h.Variants {
 		rep.Variants = append(rep.Variants, v.Name)
@@ -129,7 +135,7 @@ func (h *Harness) Run(ctx context.Context, suite string, benches []Benchmark) (*
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = h.runJob(ctx, work, jobs[i], p)
+				results[i] = h.runJob(ctx, work, cache, jobs[i], p)
 				p.finish(jobs[i], results[i])
 			}
 		}()
@@ -191,10 +197,10 @@ type runDirs struct {
 	root, ws, home, tmp, cache string
 }
 
-func (h *Harness) prepare(work string, j job) (runDirs, error) {
+func (h *Harness) prepare(work, cache string, j job) (runDirs, error) {
 	root := filepath.Join(work, fmt.Sprintf("%s.%s.%d", slug(j.v.Name), j.b.Name, j.rep))
 	d := runDirs{root: root, ws: filepath.Join(root, "workspace"), home: filepath.Join(root, "home"), tmp: filepath.Join(root, "tmp"),
-		cache: filepath.Join(work, "cache")}
+		cache: cache}
 	if h.IsolateCaches {
 		d.cache = filepath.Join(root, "cache")
 	}
@@ -226,7 +232,7 @@ func (h *Harness) env(d runDirs) []string {
 	}
 }
 
-func (h *Harness) runJob(ctx context.Context, work string, j job, p *progress) Result {
+func (h *Harness) runJob(ctx context.Context, work, cache string, j job, p *progress) Result {
 	res := Result{Benchmark: j.b.Name, Variant: j.v.Name, Repetition: j.rep, Difficulty: j.b.Eval.Difficulty,
 		Language: j.b.Eval.Language, StartedAt: time.Now().UTC()}
 	if j.v.Guild != nil {
@@ -236,7 +242,7 @@ func (h *Harness) runJob(ctx context.Context, work string, j job, p *progress) R
 		res.Model = j.v.Deployment.Model.Name
 	}
 	p.start(j)
-	d, err := h.prepare(work, j)
+	d, err := h.prepare(work, cache, j)
 	if err != nil {
 		return h.failed(res, "prepare the workspace", err)
 	}

@@ -80,7 +80,7 @@ func TestStarterSuiteFailsUntouched(t *testing.T) {
 			if needsPython(t, b, h.Path) {
 				t.Skip("python3 missing")
 			}
-			d, err := h.prepare(h.WorkDir, job{b: b, v: &Variant{Name: "untouched"}, rep: 1})
+			d, err := h.prepare(h.WorkDir, filepath.Join(h.WorkDir, "cache"), job{b: b, v: &Variant{Name: "untouched"}, rep: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
