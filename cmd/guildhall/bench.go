@@ -34,6 +34,7 @@ type benchFlags struct {
 	one, out, html string
 	scripts        string
 	path           string
+	work           string
 	timeout        time.Duration
 	isolateCaches  bool
 }
@@ -78,6 +79,7 @@ a run could not be, 2 for usage errors, 130 when interrupted.`,
 	f.StringVar(&bf.scripts, "scripts", "", "with --provider script: folder of <benchmark>.json scripts (default: each benchmark's script.json)")
 	f.StringVar(&bf.path, "path", "", "PATH of the runs and validations (default: the absolute, visible entries of yours)")
 	f.DurationVar(&bf.timeout, "timeout", 0, "stop a run after this long (e.g. 20m) and validate it as it stands; 0 for no limit")
+	f.StringVar(&bf.work, "work", "", "folder for the throwaway workspaces and the build cache, which then outlives the suite (default: a temporary folder)")
 	f.BoolVar(&bf.keep, "keep", false, "keep the throwaway workspaces (their paths are in the results)")
 	f.BoolVar(&bf.isolateCaches, "isolate-caches", false, "give every run its own build caches instead of one shared by the suite")
 	cmd.AddCommand(newBenchMergeCmd())
@@ -228,7 +230,7 @@ func benchHarness(ctx context.Context, common *commonFlags, bf *benchFlags) (*be
 	host := sandbox.NewHost()
 	h := &bench.Harness{
 		Repeat: bf.repeat, Jobs: bf.jobs, Effort: common.effort, Keep: bf.keep, Host: host, Timeout: bf.timeout,
-		IsolateCaches: bf.isolateCaches, Redactor: common.keys.redactor(), Path: bf.path,
+		IsolateCaches: bf.isolateCaches, Redactor: common.keys.redactor(), Path: bf.path, WorkDir: bf.work,
 		Sealer: op.Sealer,
 	}
 	if h.Path == "" {
