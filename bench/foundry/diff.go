@@ -51,25 +51,35 @@ func (d *Diff) Empty() bool {
 // say workspace content is data, not instructions.
 var clauseRE = regexp.MustCompile(`(?i)(not instructions|is data\b|are data\b|as data\b|data, not|prompt.injection|untrusted|ignore (your|the|previous|its|all) (rules|instructions)|do not (obey|follow) (it|them|instructions)|never (obey|follow)|override (the|your) (rules|instructions|prompt))`)
 
-// InjectionClauses are the lines of a prompt that resist injection.
+// InjectionClauses are the sentences of a prompt that resist injection.
+// Sentences, not lines: rewording the rest of a line keeps its clause.
 func InjectionClauses(prompt string) []string {
 	var out []string
 	for _, line := range strings.Split(prompt, "\n") {
-		if l := strings.TrimSpace(line); l != "" && clauseRE.MatchString(l) {
-			out = append(out, l)
+		for _, sent := range sentenceRE.Split(line, -1) {
+			if l := strings.TrimSpace(sent); l != "" && clauseRE.MatchString(l) {
+				out = append(out, l)
+			}
 		}
 	}
 	return out
 }
 
+// sentenceRE ends a sentence: a full stop, ! or ? followed by space.
+var sentenceRE = regexp.MustCompile(`[.!?]\s+`)
+
+func clauseNorm(c string) string {
+	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(c), " ")), ".!?;: ")
+}
+
 func removedClauses(old, new string) []string {
 	have := map[string]bool{}
 	for _, c := range InjectionClauses(new) {
-		have[strings.Join(strings.Fields(c), " ")] = true
+		have[clauseNorm(c)] = true
 	}
 	var out []string
 	for _, c := range InjectionClauses(old) {
-		if !have[strings.Join(strings.Fields(c), " ")] {
+		if !have[clauseNorm(c)] {
 			out = append(out, c)
 		}
 	}

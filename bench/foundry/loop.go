@@ -441,8 +441,9 @@ type countingProvider struct {
 
 func (c *countingProvider) Complete(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
 	if req.Role == "" {
-		// No summary.txt for a cycle: its task line says what it is.
-		return &provider.Response{Content: "Foundry cycle", FinishReason: "stop", Model: "foundry"}, nil
+		// summary.txt of a cycle is not the optimiser's to spend tokens
+		// on: the task's first line, or the result, says what it was.
+		return &provider.Response{Content: cycleSummary(req), FinishReason: "stop", Model: "foundry"}, nil
 	}
 	resp, err := c.Provider.Complete(ctx, req, onDelta)
 	if resp != nil {
@@ -451,6 +452,26 @@ func (c *countingProvider) Complete(ctx context.Context, req provider.Request, o
 		c.mu.Unlock()
 	}
 	return resp, err
+}
+
+// cycleSummary is a summariser request's result, or else its first
+// line, cut to 15 words.
+func cycleSummary(req provider.Request) string {
+	text := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			text = m.Content
+		}
+	}
+	if _, res, ok := strings.Cut(text, "Result:"); ok {
+		text = res
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if words := strings.Fields(strings.Trim(line, "#*- \t")); len(words) > 0 {
+			return strings.Join(words[:min(len(words), 15)], " ")
+		}
+	}
+	return "Foundry cycle"
 }
 
 func (c *countingProvider) tokens() int {
