@@ -352,7 +352,7 @@ func (r *Run) internalTool(ctx context.Context, f *Frame, name string, args json
 func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *tools.Env {
 	env := &tools.Env{
 		Workspace: r.wsTool, RunID: r.id, RunsDir: r.ws.Runs(), Role: f.Role, RoleID: f.RoleID,
-		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv,
+		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv, Environ: r.opts.Environ,
 		Egress: r.opts.Deployment.EgressPolicy(), OnEgress: r.egressReporter(f),
 		Sandbox: r.sb,
 	}

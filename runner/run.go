@@ -95,6 +95,10 @@ type Options struct {
 	// Sandbox is the process's sandbox host (cmd/guildhall makes one); nil
 	// gets a default one. The policy is Deployment.Sandbox.
 	Sandbox *sandbox.Host
+	// Environ is the base environment of tool subprocesses (the allowlist
+	// still applies); nil means this process's. bench gives each
+	// benchmark its own PATH, HOME and TMPDIR.
+	Environ []string
 }
 
 // Outcome is how a run ended.

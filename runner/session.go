@@ -42,6 +42,9 @@ type SessionConfig struct {
 	NoInput    bool
 	// Sandbox is the process's sandbox host; nil gets a default one.
 	Sandbox *sandbox.Host
+	// Environ is the base environment of tool subprocesses (see
+	// Options.Environ); nil means this process's.
+	Environ []string
 }
 
 // Submission is a task submitted to a session.
@@ -139,7 +142,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
-		Sandbox: s.cfg.Sandbox,
+		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ,
 	})
 	if err != nil {
 		return "", err
@@ -170,7 +173,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WebSearch: s.cfg.WebSearch,
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
-		Sandbox: s.cfg.Sandbox,
+		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ,
 	}, id)
 	if err != nil {
 		return err

@@ -225,3 +225,17 @@ func TestSpawnFailureIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestRunShellEnvironBase: a call with its own base environment (a bench
+// workspace's) sees that PATH and HOME, not this process's, and the
+// allowlist still applies to it.
+func TestRunShellEnvironBase(t *testing.T) {
+	t.Setenv("KEEP_ME", "from-process")
+	ws, _ := newWS(t, nil)
+	env := testEnv(ws)
+	env.Environ = []string{"PATH=/usr/bin:/bin", "HOME=/scoped/home", "GITHUB_PAT=leak", "LANG=C"}
+	d := data(t, call(t, env, "run_shell", map[string]any{"command": "echo \"$PATH|$HOME|$GITHUB_PAT|$KEEP_ME|$LANG\""}))
+	if got := strings.TrimSpace(d["stdout"].(string)); got != "/usr/bin:/bin|/scoped/home|||C" {
+		t.Errorf("child saw %q", got)
+	}
+}
