@@ -20,7 +20,7 @@ type RoleDiff struct {
 	ToolsRemoved   []string
 	// ProjectDocs and StyleGuide hold old → new when they changed.
 	ProjectDocs *[2][]string
-	StyleGuide  *[2]bool
+	StyleGuide  *[2]string
 	// Prompt is a line diff of the role's prompt file ("+", "-" and " "
 	// prefixed lines around each change).
 	Prompt []string
@@ -105,7 +105,7 @@ func Compare(old, new *Config) *Diff {
 				rd.ProjectDocs = &[2][]string{o.ProjectDocs, nw.ProjectDocs}
 			}
 			if o.StyleGuide != nw.StyleGuide {
-				rd.StyleGuide = &[2]bool{o.StyleGuide, nw.StyleGuide}
+				rd.StyleGuide = &[2]string{styleName(o.StyleGuide), styleName(nw.StyleGuide)}
 			}
 			rd.Prompt = lineDiff(old.prompt(o), new.prompt(nw))
 			rd.RemovedClauses = removedClauses(old.fullPrompt(o), new.fullPrompt(nw))
@@ -232,7 +232,7 @@ func (d *Diff) WriteText(w io.Writer) {
 			p("  projectDocs: [%s] → [%s]", strings.Join(r.ProjectDocs[0], ", "), strings.Join(r.ProjectDocs[1], ", "))
 		}
 		if r.StyleGuide != nil {
-			p("  styleGuide: %v → %v", r.StyleGuide[0], r.StyleGuide[1])
+			p("  styleGuide: %s → %s", r.StyleGuide[0], r.StyleGuide[1])
 		}
 		for _, c := range r.RemovedClauses {
 			p("  ! injection-resistance clause removed: %s", c)
@@ -349,4 +349,12 @@ func sorted(xs []string) []string {
 	out := append([]string{}, xs...)
 	sort.Strings(out)
 	return out
+}
+
+// styleName shows a role's style guide path, "none" for none.
+func styleName(path string) string {
+	if path == "" {
+		return "none"
+	}
+	return path
 }
