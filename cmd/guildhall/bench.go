@@ -258,6 +258,11 @@ func benchHarness(ctx context.Context, common *commonFlags, bf *benchFlags) (*be
 		}
 	} else {
 		fmt.Fprintln(os.Stderr, noneWarning)
+		if h.Jobs > 1 {
+			// Unconfined, the runs share this process as their subreaper:
+			// one call's end would kill another run's programs.
+			return nil, usageErr(fmt.Errorf("--jobs %d needs the sandbox: with --sandbox none the runs' processes are not apart; use --jobs 1", h.Jobs))
+		}
 	}
 	if bf.baseline != "" {
 		v, err := baselineVariant(bf.baseline, h.Variants[0], common)
