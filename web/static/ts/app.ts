@@ -214,6 +214,8 @@ interface State {
   deferred: string;
   /** What the live region last said about the selection. */
   announce: string;
+  /** Whether the side panel lists every role instance of a long run. */
+  rolesAll: boolean;
 }
 
 const initialState: State = {
@@ -228,7 +230,7 @@ const initialState: State = {
   queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "",
   authLost: false,
   stage: { w: 0, h: 0 }, flowCam: { x: 0, y: 0, k: 1 }, flowFollow: true, flowSel: "",
-  seqTop: 0, seqLeft: 0, seqFollow: true, seqSel: -1, deferred: "", announce: "",
+  seqTop: 0, seqLeft: 0, seqFollow: true, seqSel: -1, deferred: "", announce: "", rolesAll: false,
 };
 
 // ---- fixed copy ----
@@ -250,6 +252,13 @@ const PAUSE_COPY: Record<string, string> = {
 };
 
 const STREAM_TAIL = 3000;
+/** Event types that change only the flow model, not the run view (GET /api/runs/:id). */
+const FLOW_ONLY_EVENTS: ReadonlySet<string> = new Set([
+  "llm_call", "llm_call_start", "tool_call", "tool_result", "context_pressure", "context_compacted", "observe", "egress",
+]);
+
+/** The side panel lists at most this many role instances until asked for all. */
+const ROLE_LIST_MAX = 24;
 const STREAM_FLUSH_MS = 200;
 
 /**
@@ -528,7 +537,24 @@ export function start(node: Element): void {
 
   const Init: Action<null> = (s) => [s, effect(() => void boot())];
 
+  // With window.__ghPerf set (the browser benchmark sets it), each flow
+  // update is timed with the Performance API: the merge of the envelope,
+  // then the frame it produced (view, patch, style and layout), recorded as
+  // one "gh:frame" measure whose duration is their sum (the wait for the
+  // next animation frame between them is not work, so it is left out).
+  const perf = (globalThis as { __ghPerf?: boolean }).__ghPerf === true;
+  let perfMerge = -1;
+  let perfRender = -1;
   const FlowLoaded: Action<{ runId: string; env: Envelope }> = (s, p) => {
+    if (perf) {
+      const t0 = performance.now();
+      const out = flowLoaded(s, p);
+      perfMerge = Math.max(perfMerge, 0) + performance.now() - t0;
+      return out;
+    }
+    return flowLoaded(s, p);
+  };
+  const flowLoaded = (s: State, p: { runId: string; env: Envelope }): State | [State, unknown] => {
     if (p.runId !== s.runId) {
       return s;
     }
@@ -1182,7 +1208,12 @@ export function start(node: Element): void {
         return;
       }
       void refreshFlow();
-      scheduleRun();
+      // The run view (roles, questions, interrupts, result) changes with
+      // few event types; the frequent ones (model and tool calls) change
+      // only the flow model, which the delta above carries.
+      if (!FLOW_ONLY_EVENTS.has(n.type)) {
+        scheduleRun();
+      }
       switch (n.type) {
         case "ask_human":
         case "human_answer":
@@ -1420,13 +1451,23 @@ export function start(node: Element): void {
     const run = s.run;
     const items: Child[] = [];
     if (run !== null) {
+      // A long run has hundreds of role instances: the list shows the
+      // running ones and the newest, and the rest on request.
+      const many = run.roles.length > ROLE_LIST_MAX && !s.rolesAll;
+      const shown = many
+        ? run.roles.filter((role, i) => role.status === "running" || i >= run.roles.length - ROLE_LIST_MAX + 4)
+        : run.roles;
       items.push(h("section", { class: "panel roles" }, [
-        h("h3", {}, "Roles"),
-        h("ul", {}, run.roles.map((role) => h("li", { key: role.id }, [
+        h("h2", {}, "Roles"),
+        h("ul", {}, shown.map((role) => h("li", { key: role.id }, [
           h("button", { type: "button", class: "link", onclick: [OpenTranscript, role.id] },
             r.roleLabel("role", role.role) + " · " + role.id),
           h("span", { class: "status status--" + role.status }, role.status),
         ]))),
+        run.roles.length > ROLE_LIST_MAX
+          ? h("button", { type: "button", class: "link more", onclick: [Patch, { rolesAll: !s.rolesAll }], "aria-expanded": String(s.rolesAll) },
+            s.rolesAll ? "Show fewer" : "Show all " + run.roles.length + " role instances")
+          : null,
       ]));
       items.push(h("section", { class: "panel plan" }, [
         h("button", { type: "button", class: "disclosure", "aria-expanded": String(s.planOpen), onclick: TogglePlan },
@@ -1436,7 +1477,7 @@ export function start(node: Element): void {
       ]));
       if (run.questions.length > 0) {
         items.push(h("section", { class: "panel question-history" }, [
-          h("h3", {}, "Questions"),
+          h("h2", {}, "Questions"),
           ...run.questions.map((q) => h("div", { class: "qa", key: q.id }, [
             prose(q.question, "md"),
             q.answered ? h("p", { class: "answer" }, ["Answer: ", h("span", { class: "answer-text" }, q.answer ?? "")])
@@ -1446,7 +1487,7 @@ export function start(node: Element): void {
       }
       if (run.interrupts.length > 0 || run.planModifications.length > 0) {
         items.push(h("section", { class: "panel interrupt-history" }, [
-          h("h3", {}, "Interrupts"),
+          h("h2", {}, "Interrupts"),
           ...run.interrupts.map((i, n) => h("div", { class: "interrupt-card", key: "i" + n }, [
             h("div", { class: "muted" }, i.trigger + " · " + formatTime(i.at)),
             i.message ? h("p", { class: "operator-message" }, i.message) : null,
@@ -1462,7 +1503,7 @@ export function start(node: Element): void {
       }
       if (s.stream !== null && s.stream.text !== "" && !terminalStatus(run.status)) {
         items.push(h("section", { class: "panel stream" }, [
-          h("h3", {}, "Replying now · " + s.stream.roleId),
+          h("h2", {}, "Replying now · " + s.stream.roleId),
           prose(s.stream.text, "md stream-text"),
         ]));
       }
@@ -1523,9 +1564,9 @@ export function start(node: Element): void {
     const slots = typeSlots(s.flow);
     return [
       h("div", { class: "stage-toolbar" }, [
-        h("div", { class: "type-chips", role: "list", "aria-label": "Roles and tools that ran" }, slots.map((t) =>
+        h("div", { class: "type-chips", role: "group", "aria-label": "Roles and tools that ran" }, slots.map((t) =>
           h("button", {
-            type: "button", role: "listitem", class: "type-chip type-chip--" + t.kind, key: t.kind + ":" + t.role, "data-role": t.role, "data-kind": t.kind,
+            type: "button", class: "type-chip type-chip--" + t.kind, key: t.kind + ":" + t.role, "data-role": t.role, "data-kind": t.kind,
             onclick: ChipClick,
           }, [
             h("span", { class: "type-chip-label" }, (t.kind === "tool" ? "⚙ " : "") + r.roleLabel(t.kind, t.role)),
@@ -1807,9 +1848,19 @@ export function start(node: Element): void {
       }
     }
     focus.sync();
+    if (perfMerge >= 0 && perfRender >= 0) {
+      void document.body.offsetHeight; // style and layout of this frame, inside the measure
+      const render = performance.now() - perfRender;
+      performance.measure("gh:frame", { start: perfRender - perfMerge, duration: perfMerge + render, detail: { merge: perfMerge, render } });
+      perfMerge = -1;
+      perfRender = -1;
+    }
   }
 
   function view(s: State): VNode {
+    if (perfMerge >= 0) {
+      perfRender = performance.now();
+    }
     updateChrome(s);
     queueMicrotask(() => afterRender(s));
     const r = new LabelResolver(s.config?.labels, s.tier);

@@ -282,7 +282,7 @@ export interface Camera {
   k: number;
 }
 
-export const MIN_ZOOM = 0.02;
+export const MIN_ZOOM = 0.001;
 export const MAX_ZOOM = 2;
 
 export function clampZoom(k: number): number {

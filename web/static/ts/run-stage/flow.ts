@@ -244,7 +244,7 @@ export function renderFlow(m: ModelState, r: LabelResolver, ix: FlowIndex, v: Fl
     }
     const label = r.participantLabel(part);
     const attrs: Record<string, unknown> = {
-      key: "n:" + pk, class: classes.join(" "), "data-participant": part.id, "data-node": pk,
+      key: "n:" + pk, class: classes.join(" "), "data-participant": part.id, "data-node": pk, "data-caller": parent?.pid,
       transform: `translate(${p.x},${p.y})`,
     };
     if (!detail) {
