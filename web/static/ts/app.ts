@@ -545,6 +545,7 @@ export function start(node: Element): void {
   const perf = (globalThis as { __ghPerf?: boolean }).__ghPerf === true;
   let perfMerge = -1;
   let perfRender = -1;
+  let perfView = -1;
   const FlowLoaded: Action<{ runId: string; env: Envelope }> = (s, p) => {
     if (perf) {
       const t0 = performance.now();
@@ -1849,9 +1850,13 @@ export function start(node: Element): void {
     }
     focus.sync();
     if (perfMerge >= 0 && perfRender >= 0) {
+      const patched = performance.now();
       void document.body.offsetHeight; // style and layout of this frame, inside the measure
       const render = performance.now() - perfRender;
-      performance.measure("gh:frame", { start: perfRender - perfMerge, duration: perfMerge + render, detail: { merge: perfMerge, render } });
+      performance.measure("gh:frame", {
+        start: perfRender - perfMerge, duration: perfMerge + render,
+        detail: { merge: perfMerge, view: perfView - perfRender, patch: patched - perfView, layout: performance.now() - patched },
+      });
       perfMerge = -1;
       perfRender = -1;
     }
@@ -1864,7 +1869,7 @@ export function start(node: Element): void {
     updateChrome(s);
     queueMicrotask(() => afterRender(s));
     const r = new LabelResolver(s.config?.labels, s.tier);
-    return h("div", { class: "app" }, [
+    const tree = h("div", { class: "app" }, [
       h("header", { class: "page-head" }, [
         h("a", { class: "skip-link", href: "#main" }, "Skip to the content"),
         topBar(s),
@@ -1874,6 +1879,10 @@ export function start(node: Element): void {
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),
       ...(s.screen === "watch" ? watchModals(s, r) : []),
     ]);
+    if (perfRender >= 0) {
+      perfView = performance.now();
+    }
+    return tree;
   }
 
   app<State>({

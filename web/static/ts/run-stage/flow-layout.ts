@@ -171,12 +171,35 @@ export interface LaneBox {
   rows: number;
 }
 
+/** Looks a placed node up by its placedKey; built without a string per node. */
+export interface PlacedLookup {
+  get(pk: string): number | undefined;
+}
+
 export interface FlowLayout {
   lanes: LaneBox[];
   placed: Placed[];
-  byKey: Map<string, number>; // "stack\u0000key" → placed index
+  byKey: PlacedLookup; // placedKey → placed index
   width: number;
   height: number;
+}
+
+// lookup finds placed nodes through the lanes' own key maps: a layout is
+// rebuilt on every change, so it keeps one small array per lane rather than
+// a map with a key string per node.
+function lookup(ix: FlowIndex, perLane: Map<string, Int32Array>): PlacedLookup {
+  return {
+    get(pk: string): number | undefined {
+      const cut = pk.indexOf("\u0000");
+      if (cut < 0) {
+        return undefined;
+      }
+      const stack = pk.slice(0, cut);
+      const node = ix.lanes.get(stack)?.byKey.get(pk.slice(cut + 1));
+      const at = node !== undefined ? perLane.get(stack)?.[node] : undefined;
+      return at !== undefined && at >= 0 ? at : undefined;
+    },
+  };
 }
 
 /** placedKey names a placed node: a key is unique within its lane. */
@@ -233,7 +256,8 @@ export function layoutFlow(ix: FlowIndex, m: ModelState): FlowLayout {
   if (ix.layout !== null && ix.layoutKey === cacheKey) {
     return ix.layout;
   }
-  const out: FlowLayout = { lanes: [], placed: [], byKey: new Map(), width: 0, height: 0 };
+  const perLane = new Map<string, Int32Array>();
+  const out: FlowLayout = { lanes: [], placed: [], byKey: lookup(ix, perLane), width: 0, height: 0 };
   let top = PAD;
   let maxDepth = 0;
   for (const s of m.stacks) {
@@ -243,6 +267,8 @@ export function layoutFlow(ix: FlowIndex, m: ModelState): FlowLayout {
     }
     const li = out.lanes.length;
     const onChain = openChain(ix, m, s.id);
+    const at = new Int32Array(l.nodes.length).fill(-1);
+    perLane.set(s.id, at);
     const rowsTop = top + LANE_HEAD;
     let nextRow = 1;
     const place = (node: number, row: number, depth: number, parent: number, gap: Gap): void => {
@@ -252,7 +278,7 @@ export function layoutFlow(ix: FlowIndex, m: ModelState): FlowLayout {
         key: n.key, pid: n.pid, lane: li, node, row, depth,
         x: PAD + depth * (NODE_W + COL_GAP), y: rowsTop + row * ROW_H, parent, gap,
       });
-      out.byKey.set(placedKey(s.id, n.key), pi);
+      at[node] = pi;
       maxDepth = Math.max(maxDepth, depth);
       const kids = orderChildren(l, n.children, onChain);
       kids.forEach((c, k) => {

@@ -220,8 +220,9 @@ export function renderFlow(m: ModelState, r: LabelResolver, ix: FlowIndex, v: Fl
       const ey1 = Math.max(parent.y, p.y) + NODE_H;
       if (ex0 <= x1 && p.x >= x0 && ey0 <= y1 && ey1 >= y0) {
         const cls = edgeClass(m, lastOp);
-        edges.push(h("path", { key: "e:" + i, class: cls, "data-operation": lastOp?.id, d: edgePath(parent, p) }));
-        edges.push(h("path", { key: "a:" + i, class: "graph-arrow " + cls.replaceAll("graph-edge", "graph-arrow"), d: arrowHead(p) }));
+        const ek = placedKey(stackId, p.key);
+        edges.push(h("path", { key: "e:" + ek, class: cls, "data-operation": lastOp?.id, d: edgePath(parent, p) }));
+        edges.push(h("path", { key: "a:" + ek, class: "graph-arrow " + cls.replaceAll("graph-edge", "graph-arrow"), d: arrowHead(p) }));
       }
     }
     if (!inView) {
@@ -284,16 +285,15 @@ export interface TypeSlot {
 
 export function typeSlots(m: ModelState): TypeSlot[] {
   const out: TypeSlot[] = [];
-  const at = new Map<string, number>();
+  const at = { role: new Map<string, number>(), tool: new Map<string, number>() };
   for (const p of m.participants) {
     if (p.kind !== "role" && p.kind !== "tool") {
       continue;
     }
-    const key = p.kind + "\u0000" + p.role;
-    let i = at.get(key);
+    let i = at[p.kind].get(p.role);
     if (i === undefined) {
       i = out.length;
-      at.set(key, i);
+      at[p.kind].set(p.role, i);
       out.push({ kind: p.kind, role: p.role, instances: 0, invocations: 0 });
     }
     out[i].instances++;
