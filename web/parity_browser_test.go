@@ -15,6 +15,7 @@ import (
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web/webtest"
 )
 
@@ -224,5 +225,106 @@ func checkSequence(t *testing.T, page *webtest.Page, where string) {
 	}
 	for _, p := range problems {
 		t.Errorf("%s: %s", where, p)
+	}
+}
+
+// unclosedProse has every tag the issue names opened and never closed, each
+// followed by text that must stay visible.
+var unclosedProse = map[string]string{
+	"textarea":  "Check the form. <textarea> AFTER-TEXTAREA stays **visible**.",
+	"noscript":  "Scripts off: <noscript>\n\nAFTER-NOSCRIPT stays visible.",
+	"style":     "Styles: <style> AFTER-STYLE stays visible.",
+	"title":     "The page <title> AFTER-TITLE stays visible.",
+	"xmp":       "Old markup:\n\n<xmp>\n\nAFTER-XMP stays visible.",
+	"plaintext": "The rest <plaintext> AFTER-PLAINTEXT stays visible.",
+}
+
+// TestBrowserUnclosedTagsLeaveTheRestVisible: model prose with an unclosed
+// <textarea>, <noscript>, <style>, <title>, <xmp> or <plaintext> (in the
+// question, its context, and the result summary) hides nothing after it in
+// the page, and no markup survives.
+func TestBrowserUnclosedTagsLeaveTheRestVisible(t *testing.T) {
+	browser := webtest.Browser(t)
+	sess := newFakeSession(t)
+	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(sess, g, "unclosed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, err := srv.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := "Fix the form " + unclosedProse["textarea"]
+	id, err := sess.Submit(ctx, runner.Submission{Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: task, Effort: "standard", EntryRole: "orchestrator"})
+	sess.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: task})
+	q := event.AskHumanPayload{ID: "q-tags", Role: "orchestrator", RoleID: "orchestrator-0-1",
+		Question: unclosedProse["style"] + "\n\n" + unclosedProse["title"],
+		Context:  unclosedProse["noscript"] + "\n\n" + unclosedProse["xmp"]}
+	sess.mu.Lock()
+	sess.questions = append(sess.questions, runner.Question{AskHumanPayload: q, RunID: id, AskedAt: time.Now()})
+	sess.mu.Unlock()
+	sess.emit(t, event.AskHuman, q)
+
+	page := webtest.OpenPage(t, browser, 2*time.Minute)
+	defer page.Close()
+	page.Do(chromedp.Navigate(url))
+	page.Poll("the question modal", `document.querySelector(".question-modal .question-text") !== null`)
+	visible := func(where, marker string) {
+		t.Helper()
+		got := page.Eval(`(() => { const el = document.querySelector(` + strconv.Quote(where) + `); if (el === null) return "missing";
+		  const r = el.getBoundingClientRect(); return el.innerText.includes(` + strconv.Quote(marker) + `) && r.height > 0 ? "visible" : el.innerText; })()`)
+		if got != "visible" {
+			t.Errorf("%s does not show %s: %q", where, marker, got)
+		}
+	}
+	visible(".question-modal .question-text", "AFTER-STYLE")
+	visible(".question-modal .question-text", "AFTER-TITLE")
+	visible(".question-modal .question-context", "AFTER-NOSCRIPT")
+	visible(".question-modal .question-context", "AFTER-XMP")
+	page.Do(chromedp.KeyEvent(kb.Escape))
+
+	// The result: the summary holds the rest of the tags.
+	m, err := sess.ws.ReadMeta(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Status = "success"
+	end := time.Now().UTC()
+	m.EndedAt = &end
+	m.Result = &store.MetaResult{Status: "success", Summary: "## Done\n\n" + unclosedProse["plaintext"] + "\n\n" + unclosedProse["textarea"]}
+	if err := sess.ws.WriteMeta(m); err != nil {
+		t.Fatal(err)
+	}
+	sess.mu.Lock()
+	sess.questions = nil
+	sess.mu.Unlock()
+	sess.emit(t, event.RunStatus, event.RunStatusPayload{Status: "success"})
+	sess.mu.Lock()
+	sess.active = ""
+	sess.mu.Unlock()
+	page.Poll("the result modal", `document.querySelector(".result-modal .result-summary") !== null`)
+	visible(".result-modal .result-summary", "AFTER-PLAINTEXT")
+	visible(".result-modal .result-summary", "AFTER-TEXTAREA")
+	if got := page.Eval(`String(document.querySelectorAll(".result-modal .result-summary strong").length)`); got != "1" {
+		t.Errorf("the Markdown after the unclosed tags did not render: %s <strong>", got)
+	}
+	if got := page.Eval(`String(document.querySelectorAll("textarea:not(#answer-input):not(#task-input):not(#interrupt-input), style:not(head style), title:not(head title), xmp, plaintext, noscript").length)`); got != "0" {
+		t.Errorf("%s dropped elements reached the page", got)
+	}
+	page.Do(chromedp.KeyEvent(kb.Escape))
+	page.Poll("the result closed", `document.querySelector(".result-modal") === null`)
+	visible(".task-identity-title", "AFTER-TEXTAREA")
+	for _, p := range page.Close() {
+		t.Errorf("console: %s", p)
 	}
 }

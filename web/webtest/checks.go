@@ -61,6 +61,7 @@ func (p *Page) LayoutProblems() []string {
 	var out []string
 	p.EvalJSON(`JSON.stringify((() => {
 	  const out = [];
+	  scrollTo(0, 0); // the header is checked where the page starts
 	  const sw = document.documentElement.scrollWidth, iw = innerWidth;
 	  if (sw > iw) out.push("page scrollWidth " + sw + " > innerWidth " + iw);
 	  const name = (el) => (el.getAttribute("aria-label") || el.textContent || el.tagName).trim().slice(0, 40);

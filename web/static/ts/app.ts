@@ -18,8 +18,8 @@ import { prose } from "./prose.js";
 import { emptyModel, merge, terminalStatus, type Envelope, type ModelState } from "./model.js";
 import { LabelResolver, TIERS, deriveCostStrip, deriveNowCaption, type LabelSet, type Tier } from "./labels.js";
 import {
-  DETAIL_ZOOM, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
-  placedKey, renderFlow, renderSequenceBody, renderSequenceHeader, rowTop, sequenceColumns, showNode, step, syncFlowIndex,
+  DETAIL_ZOOM, SEQ_HEAD_H, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
+  placedKey, renderFlow, renderSequenceBody, renderSequenceHeader, rowTop, sequenceColumns, sequenceHeight, showNode, step, syncFlowIndex,
   typeSlots, zoomAt, type Camera, type Direction, type FlowLayout,
 } from "./run-stage/index.js";
 import { FocusKeeper, onFocusin, onKeydown } from "./modal.js";
@@ -1240,6 +1240,7 @@ export function start(node: Element): void {
           void refreshHealth();
           void refreshRuns();
           void refreshThread();
+          void refreshQuestions(); // a run that ends takes its open questions with it
           break;
         case "provider_failure":
           void refreshHealth();
@@ -1615,7 +1616,10 @@ export function start(node: Element): void {
         h("div", { class: "seq-sticky" }, [renderSequenceHeader(cols, colW)]),
         n === 0 ? h("p", { class: "empty" }, "Nothing has happened yet.")
           : renderSequenceBody(s.flow, r, flowIndex, cols, {
-            scrollTop: s.seqTop, height: Math.max(hgt, 200), scrollLeft: s.seqLeft, width: w, columnWidth: colW, selected: s.seqSel,
+            // Following, the window is the newest rows, whatever the scroll
+            // position was: the scroll catches up after the frame.
+            scrollTop: s.seqFollow ? Math.max(0, sequenceHeight(s.flow) + SEQ_HEAD_H - hgt) : s.seqTop,
+            height: Math.max(hgt, 200), scrollLeft: s.seqLeft, width: w, columnWidth: colW, selected: s.seqSel,
           }),
       ]),
     ];

@@ -214,7 +214,7 @@ export function renderTooltip(card: TooltipCard, on: TooltipHandlers): VNode {
     pinned && on.onClose !== undefined
       ? h("div", { class: "tooltip-head" }, [
         h("h2", { class: "tooltip-title", id: "inspector-title" }, card.content.title),
-        h("button", { type: "button", class: "inspector-close", onclick: on.onClose, "aria-label": "Close the inspector" }, "Close"),
+        h("button", { type: "button", class: "inspector-close", onclick: on.onClose, "aria-label": "Close the inspector", "data-esc": "" }, "Close"),
       ])
       : h("div", { class: "tooltip-title" }, card.content.title),
     ...card.content.sections.map((s) => h("section", { class: "tooltip-section tooltip-section--" + s.kind }, [

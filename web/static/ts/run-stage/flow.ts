@@ -195,9 +195,14 @@ export function renderFlow(m: ModelState, r: LabelResolver, ix: FlowIndex, v: Fl
     if (s === undefined || lane.y > y1 || lane.y + LANE_HEAD + lane.rows * ROW_H < y0) {
       continue;
     }
-    if (detail && lane.y + LANE_HEAD >= y0) {
-      kids.push(h("text", { key: "lane:" + lane.stack, class: "graph-lane-title", x: Math.max(x0 + 8 / cam.k, 16), y: lane.y + 18 },
-        laneTitle(s)));
+    // Zoomed out, the title keeps its size on screen, so the lanes stay named.
+    const size = detail ? 12 : 12 / cam.k;
+    const ty = Math.max(lane.y + 18, y0 + size * 1.3);
+    if (ty < lane.y + LANE_HEAD + lane.rows * ROW_H) {
+      kids.push(h("text", {
+        key: "lane:" + lane.stack, class: "graph-lane-title", x: Math.max(x0 + 8 / cam.k, 16), y: ty,
+        style: detail ? {} : { "font-size": size + "px" },
+      }, laneTitle(s)));
     }
   }
 
