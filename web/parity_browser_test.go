@@ -111,9 +111,6 @@ func TestBrowserParityOnALongRun(t *testing.T) {
 			page.Poll("the question modal", `document.querySelector(".question-modal #answer-input") !== null`)
 			checkQuestionModal(t, page)
 			checkPage(t, page, axe, "the question modal")
-			if *screenshots != "" && vp == webtest.Phone {
-				page.Screenshot(filepath.Join(*screenshots, "browser-question-phone.png"))
-			}
 			page.Do(chromedp.KeyEvent(kb.Escape))
 			page.Poll("the question put off", `document.querySelector(".question-modal") === null`)
 
@@ -126,7 +123,9 @@ func TestBrowserParityOnALongRun(t *testing.T) {
 				t.Error(p)
 			}
 			if *screenshots != "" && vp == webtest.Desktop {
-				page.Screenshot(filepath.Join(*screenshots, "browser-flow-10k-fit.png"))
+				page.Do(chromedp.Click(`//button[text()="Follow"]`))
+				page.Poll("the graph readable again", `document.querySelector(".flow-graph--overview") === null`)
+				page.Screenshot(filepath.Join(*screenshots, "browser-flow-10k.png"))
 			}
 
 			page.Do(chromedp.Click(`//button[text()="Sequence"]`))

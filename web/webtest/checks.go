@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -298,8 +300,10 @@ func (p *Page) A11yProblems() []string {
 	return out
 }
 
-// Screenshot captures the viewport as a PNG, re-encoded with the best
-// compression, and writes it to path.
+// Screenshot captures the viewport as a PNG and writes it to path, reduced
+// to the 256 commonest colours (a console has few; the edges of text take
+// the nearest) and encoded with the best compression, so the docs' pictures
+// stay small.
 func (p *Page) Screenshot(path string) {
 	p.t.Helper()
 	buf, err := chromedp.Run(p.Ctx, chromedp.CaptureScreenshot())
@@ -312,7 +316,7 @@ func (p *Page) Screenshot(path string) {
 	}
 	var out bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestCompression}
-	if err := enc.Encode(&out, img); err != nil {
+	if err := enc.Encode(&out, reduce(img)); err != nil {
 		p.t.Fatalf("encode screenshot: %v", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -321,4 +325,44 @@ func (p *Page) Screenshot(path string) {
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		p.t.Fatal(err)
 	}
+}
+
+// reduce maps img onto a palette of its 256 commonest colours (counted at
+// 5 bits a channel), each pixel to the nearest of them.
+func reduce(img image.Image) *image.Paletted {
+	b := img.Bounds()
+	count := map[uint32]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			count[(r>>11)<<10|(g>>11)<<5|bl>>11]++
+		}
+	}
+	keys := make([]uint32, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return count[keys[i]] > count[keys[j]] || (count[keys[i]] == count[keys[j]] && keys[i] < keys[j]) })
+	if len(keys) > 256 {
+		keys = keys[:256]
+	}
+	pal := make(color.Palette, len(keys))
+	for i, k := range keys {
+		pal[i] = color.RGBA{R: uint8(k>>10&31)<<3 | 4, G: uint8(k>>5&31)<<3 | 4, B: uint8(k&31)<<3 | 4, A: 255}
+	}
+	out := image.NewPaletted(b, pal)
+	nearest := map[color.RGBA]uint8{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			c := color.RGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(bl >> 8), A: 255}
+			i, ok := nearest[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				nearest[c] = i
+			}
+			out.SetColorIndex(x, y, i)
+		}
+	}
+	return out
 }

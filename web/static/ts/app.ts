@@ -18,7 +18,7 @@ import { prose } from "./prose.js";
 import { emptyModel, merge, terminalStatus, type Envelope, type ModelState } from "./model.js";
 import { LabelResolver, TIERS, deriveCostStrip, deriveNowCaption, type LabelSet, type Tier } from "./labels.js";
 import {
-  DETAIL_ZOOM, SEQ_HEAD_H, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
+  COL_GAP, DETAIL_ZOOM, NODE_W, PAD, SEQ_HEAD_H, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
   placedKey, renderFlow, renderSequenceBody, renderSequenceHeader, rowTop, sequenceColumns, sequenceHeight, showNode, step, syncFlowIndex,
   typeSlots, zoomAt, type Camera, type Direction, type FlowLayout,
 } from "./run-stage/index.js";
@@ -764,7 +764,17 @@ export function start(node: Element): void {
     const { w, h: hgt } = canvas(s);
     return { ...s, flowCam: fitCamera(flowLayoutOf(s), w, hgt), flowFollow: false };
   };
-  const Follow: Action<unknown> = (s) => ({ ...s, flowFollow: true, flowCam: { ...lastCam, k: Math.max(lastCam.k, DETAIL_ZOOM) } });
+  // Follow goes back to the run: readable again if zoomed out, with the
+  // node that acts now (else the main lane's root) at the top left.
+  const Follow: Action<unknown> = (s) => {
+    const layout = flowLayoutOf(s);
+    const k = lastCam.k < DETAIL_ZOOM ? 1 : lastCam.k;
+    const active = activeNodeKey(flowIndex, s.flow);
+    const at = active !== null ? layout.byKey.get(placedKey(active.stack, active.key)) ?? 0 : 0;
+    const p = layout.placed[at];
+    const cam = p !== undefined ? { x: Math.max(0, p.x - NODE_W - COL_GAP - PAD), y: Math.max(0, p.y - 2 * PAD - 30), k } : { x: 0, y: 0, k };
+    return { ...s, flowFollow: true, flowCam: cam };
+  };
   const FlowWheel: Action<WheelEvent> = (s, ev) => {
     ev.preventDefault();
     const rect = (ev.currentTarget as Element).getBoundingClientRect();

@@ -22,8 +22,9 @@ export interface TreeNode {
   pid: string;
   parent: number; // index in the lane's nodes; -1 for the root
   children: number[]; // in order of first call
-  /** Calls from the parent into this node, and the latest one's operation index. */
+  /** Calls from the parent into this node, and the first and latest one's operation index. */
   calls: number;
+  first: number;
   last: number;
   /** For tool nodes: the operation index of every call from this caller. */
   callOps: number[];
@@ -79,7 +80,7 @@ function laneNode(l: Lane, key: string, pid: string, parent: number): number {
     return have;
   }
   const i = l.nodes.length;
-  l.nodes.push({ key, pid, parent, children: [], calls: 0, last: -1, callOps: [] });
+  l.nodes.push({ key, pid, parent, children: [], calls: 0, first: -1, last: -1, callOps: [] });
   l.byKey.set(key, i);
   if (parent >= 0) {
     l.nodes[parent].children.push(i);
@@ -132,6 +133,9 @@ function take(ix: FlowIndex, m: ModelState, op: Operation, at: number): void {
   const c = laneNode(l, nodeKey(ix, m, op.source, op.destination), op.destination, parent);
   const n = l.nodes[c];
   n.calls++;
+  if (n.first < 0) {
+    n.first = at;
+  }
   n.last = at;
   if (dest !== undefined && dest.kind === "tool") {
     n.callOps.push(at);

@@ -248,6 +248,11 @@ export function renderFlow(m: ModelState, r: LabelResolver, ix: FlowIndex, v: Fl
     if (pk === v.selected) {
       classes.push("graph-node--selected");
     }
+    // Only a node that just joined the run fades in, not one the camera
+    // brings into view.
+    if (tn.first >= m.operations.length - 2) {
+      classes.push("graph-node--entering");
+    }
     const label = r.participantLabel(part);
     const attrs: Record<string, unknown> = {
       key: "n:" + pk, class: classes.join(" "), "data-participant": part.id, "data-node": pk, "data-caller": parent?.pid,

@@ -9,7 +9,7 @@
 
 export {
   newFlowIndex, syncFlowIndex, layoutFlow, fitCamera, zoomAt, showNode, step, clampZoom, placedKey, participant,
-  NODE_W, NODE_H, ROW_H, PAD,
+  NODE_W, NODE_H, ROW_H, PAD, COL_GAP,
   type FlowIndex, type FlowLayout, type Camera, type Placed, type Direction,
 } from "./flow-layout.js";
 export {
