@@ -342,7 +342,9 @@ func reduce(img image.Image) *image.Paletted {
 	for k := range count {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return count[keys[i]] > count[keys[j]] || (count[keys[i]] == count[keys[j]] && keys[i] < keys[j]) })
+	sort.Slice(keys, func(i, j int) bool {
+		return count[keys[i]] > count[keys[j]] || (count[keys[i]] == count[keys[j]] && keys[i] < keys[j])
+	})
 	if len(keys) > 256 {
 		keys = keys[:256]
 	}
