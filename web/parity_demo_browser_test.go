@@ -163,6 +163,25 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 		page.Poll("the inspector closed", `document.querySelector(".tooltip-card--pinned") === null`)
 	}
 
+	// The other screens, and the narrowest width the layout is for.
+	for _, vp := range []webtest.Viewport{webtest.Phone, {Name: "narrow", Width: 360, Height: 640}} {
+		page.SetViewport(vp)
+		page.Poll("the page at "+vp.Name, `innerWidth === `+itoa(vp.Width))
+		for _, screen := range []string{"History", "Compose", "Watch"} {
+			page.Do(chromedp.Click(`//nav//button[text()="` + screen + `"]`))
+			page.Poll(screen, `document.querySelector("main.`+strings.ToLower(screen)+`") !== null`)
+			demoCheckPage(t, page, axe, vp.Name+", "+screen)
+		}
+		page.Do(chromedp.Click(`//button[text()="Sequence"]`))
+		page.Poll("sequence rows", `document.querySelectorAll(".sequence-diagram .seq-row").length > 0`)
+		if _, problems := page.SequenceTextProblems(); len(problems) > 0 {
+			t.Errorf("%s: %v", vp.Name, problems)
+		}
+		for _, p := range page.LayoutProblems() {
+			t.Errorf("%s, the sequence diagram: %s", vp.Name, p)
+		}
+	}
+
 	page.SetViewport(webtest.Desktop)
 	page.SetColorScheme("dark")
 	page.Do(chromedp.Reload()) // a fresh camera, at 100%
