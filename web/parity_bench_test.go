@@ -102,9 +102,16 @@ func benchFrames(b *testing.B, view string) {
 	if len(ms) == 0 {
 		b.Fatal("no frame was measured")
 	}
-	var det []map[string]float64
-	page.EvalJSON(`JSON.stringify(performance.getEntriesByName("gh:frame").slice(`+strconv.Itoa(base)+`).map((e) => e.detail))`, &det)
-	b.Logf("DETAIL %v", det)
+	var parts []map[string]float64
+	page.EvalJSON(`JSON.stringify(performance.getEntriesByName("gh:frame").slice(`+strconv.Itoa(base)+`).map((e) => e.detail))`, &parts)
+	for _, part := range []string{"merge", "view", "patch", "layout"} {
+		var v []float64
+		for _, p := range parts {
+			v = append(v, p[part])
+		}
+		sort.Float64s(v)
+		b.Logf("%s view, %s: p50 %.2f ms, p95 %.2f ms, max %.2f ms", view, part, v[len(v)/2], v[min(len(v)-1, len(v)*95/100)], v[len(v)-1])
+	}
 	sort.Float64s(ms)
 	q := func(p float64) float64 { return ms[min(len(ms)-1, int(p*float64(len(ms))))] }
 	b.ReportMetric(q(0.5), "ms/frame-p50")
