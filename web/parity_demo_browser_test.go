@@ -185,9 +185,10 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 	page.SetViewport(webtest.Desktop)
 	page.SetColorScheme("dark")
 	page.Do(chromedp.Reload()) // a fresh camera, at 100%
-	page.Poll("the flow graph", `document.querySelectorAll(".flow-graph .graph-node").length > 0`)
-	page.Do(chromedp.KeyEvent(kb.Escape)) // the result card of the finished run
+	page.Poll("the result card of the finished run", `document.querySelector(".result-modal") !== null`)
+	page.Do(chromedp.KeyEvent(kb.Escape))
 	page.Poll("the result modal closed", `document.querySelector(".result-modal") === null`)
+	page.Poll("the flow graph", `document.querySelectorAll(".flow-graph .graph-node").length > 0`)
 	demoCheckPage(t, page, axe, "dark, the flow graph")
 	shot(page, "browser-flow-dark.png")
 	page.SetColorScheme("")
