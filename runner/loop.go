@@ -307,6 +307,9 @@ func (r *Run) dispatch(ctx context.Context, f *Frame, call provider.ToolCall, as
 }
 
 func (r *Run) invoke(ctx context.Context, f *Frame, call provider.ToolCall, assistantText string) tools.Result {
+	if _, _, ok := parseMCPName(call.Name); ok {
+		return r.invokeMCP(ctx, f, call.Name, call.Arguments)
+	}
 	if res := r.checkGrant(f, call.Name); res != nil {
 		return *res
 	}

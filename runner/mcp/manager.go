@@ -72,6 +72,8 @@ type State struct {
 	// it offered that were left out, each with why.
 	Tools   int
 	Skipped []string
+	// Offered are a ready server's tools, by full name (server.tool).
+	Offered []string
 }
 
 // Tool is one tool a server offers, made safe to offer to the model.
@@ -192,8 +194,13 @@ func (m *Manager) isClosed() bool {
 	return m.closed
 }
 
+// report tells OnState, unless the manager is closed: holding the lock,
+// so that nothing is reported once Close has begun (the run's log may be
+// closed right after). OnState must not call back into the manager.
 func (m *Manager) report(st State) {
-	if m.opts.OnState != nil && !m.isClosed() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opts.OnState != nil && !m.closed {
 		m.opts.OnState(st)
 	}
 }
@@ -240,7 +247,11 @@ func (s *server) ensure(ctx context.Context) (*conn, []Tool, error) {
 		return nil, nil, s.failed
 	}
 	s.conn, s.tools = c, list
-	s.m.report(State{Server: s.name, State: StateReady, Tools: len(list), Skipped: skipped,
+	offered := make([]string, len(list))
+	for i, t := range list {
+		offered[i] = t.FullName()
+	}
+	s.m.report(State{Server: s.name, State: StateReady, Tools: len(list), Skipped: skipped, Offered: offered,
 		Message: fmt.Sprintf("MCP server %q is ready with %d tools", s.name, len(list))})
 	if c.proc != nil {
 		go s.watch(c)

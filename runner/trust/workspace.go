@@ -89,6 +89,8 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 			f.Problems = append(f.Problems, err)
 			break
 		}
+		// Its MCP servers are commands and endpoints the workspace chose.
+		d.MarkWorkspaceServers(map[string]bool{name: true})
 		f.Deployment = d
 		break
 	}
