@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,15 @@ func (c *conn) gone() bool {
 	default:
 		return false
 	}
+}
+
+// abandon kills a connection that failed at its start, without the
+// grace a working server gets to exit.
+func (c *conn) abandon() {
+	if c.proc != nil {
+		c.proc.Kill()
+	}
+	c.close()
 }
 
 // close ends the session and stops the process.
@@ -156,20 +166,20 @@ func (s *server) start(ctx context.Context) (*conn, []Tool, []string, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "guildhall", Version: s.m.opts.Version},
+	client := sdk.NewClient(&sdk.Implementation{Name: "guildhall", Version: cmp.Or(s.m.opts.Version, "dev")},
 		// No roots, no sampling, no elicitation: a server cannot ask
 		// Guildhall for the workspace's layout or for a model reply.
 		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
 	c.session, err = client.Connect(ctx, transport, nil)
 	if err != nil {
 		err = s.startError(ctx, c, "the MCP handshake failed", err)
-		c.close()
+		c.abandon()
 		return nil, nil, nil, err
 	}
 	list, skipped, err := s.listTools(ctx, c)
 	if err != nil {
 		err = s.startError(ctx, c, "listing its tools failed", err)
-		c.close()
+		c.abandon()
 		return nil, nil, nil, err
 	}
 	return c, list, skipped, nil

@@ -91,6 +91,16 @@ type Tool struct {
 // FullName is the tool's name in the guild and the logs: server.tool.
 func (t Tool) FullName() string { return t.Server + "." + t.Name }
 
+// StartError is a server that could not be started: Reason says why
+// (Guildhall's words, with the server's own cleaned and cut).
+type StartError struct {
+	Server, Reason string
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("MCP server %q failed to start: %s; it is not started again in this run (guildhall check --probe tries it alone)", e.Server, e.Reason)
+}
+
 // maxStarts bounds how often one server is started in a run: a server
 // that keeps crashing stops being restarted.
 const maxStarts = 3
@@ -242,7 +252,7 @@ func (s *server) ensure(ctx context.Context) (*conn, []Tool, error) {
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("MCP server %q did not start: the run was stopped", s.name)
 		}
-		s.failed = fmt.Errorf("MCP server %q failed to start: %s; it is not started again in this run (try `guildhall check --probe`)", s.name, err)
+		s.failed = &StartError{Server: s.name, Reason: err.Error()}
 		s.m.report(State{Server: s.name, State: StateFailed, Message: s.failed.Error()})
 		return nil, nil, s.failed
 	}
@@ -272,7 +282,12 @@ func (s *server) watch(c *conn) {
 
 // drop forgets c if it is still the live connection and stops it; it
 // reports whether it was.
-func (s *server) drop(c *conn) bool {
+func (s *server) drop(c *conn) bool { return s.dropWith(c, c.close) }
+
+// dropHung is drop for a server that stopped answering: killed at once.
+func (s *server) dropHung(c *conn) bool { return s.dropWith(c, c.abandon) }
+
+func (s *server) dropWith(c *conn, stop func()) bool {
 	s.mu.Lock()
 	live := s.conn == c
 	if live {
@@ -280,7 +295,7 @@ func (s *server) drop(c *conn) bool {
 	}
 	s.mu.Unlock()
 	if live {
-		c.close()
+		stop()
 	}
 	return live
 }
@@ -314,7 +329,7 @@ func (s *server) call(ctx context.Context, c *conn, tool string, args json.RawMe
 			return tools.Fail(tools.KindTimeout, fmt.Sprintf("%s did not finish within %s", full, timeout))
 		}
 		msg := fmt.Sprintf("MCP server %q did not answer %s within %s, nor a ping after it; it was stopped and starts again at the next call", s.name, tool, timeout)
-		if s.drop(c) {
+		if s.dropHung(c) {
 			s.m.report(State{Server: s.name, State: StateUnresponsive, Message: msg})
 		}
 		return tools.Fail(tools.KindTimeout, msg)

@@ -254,15 +254,23 @@ func (p *Server) ExitError() error {
 // session (its sandbox, when confined) if it has not exited after a short
 // grace. It waits for the exit, stops the server's proxy and removes its
 // scratch folder. It is safe to call more than once.
-func (p *Server) Stop() {
+func (p *Server) Stop() { p.end(serverExitGrace) }
+
+// Kill is Stop without the grace: for a server that is known not to
+// answer (it hung at its start).
+func (p *Server) Kill() { p.end(0) }
+
+func (p *Server) end(grace time.Duration) {
 	p.stop.Do(func() {
 		_ = p.Stdin.Close()
-		t := time.NewTimer(serverExitGrace)
-		select {
-		case <-p.done:
-		case <-t.C:
+		if grace > 0 {
+			t := time.NewTimer(grace)
+			select {
+			case <-p.done:
+			case <-t.C:
+			}
+			t.Stop()
 		}
-		t.Stop()
 		p.kill()
 		if !p.Confined {
 			// A daemon that left the server's session is reparented to
