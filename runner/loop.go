@@ -303,6 +303,7 @@ func (r *Run) dispatch(ctx context.Context, f *Frame, call provider.ToolCall, as
 	start := time.Now()
 	res := r.invoke(ctx, f, call, assistantText)
 	r.emitToolResult(f, call, res, time.Since(start))
+	r.dropStaleMCP()
 	return r.conversationText(res)
 }
 

@@ -45,6 +45,14 @@ func (r *Run) closeMCP() {
 	}
 }
 
+// dropStaleMCP stops the servers whose sandbox a tool call outdated (a
+// git init made the workspace's .git, which their mounts do not protect).
+func (r *Run) dropStaleMCP() {
+	if r.mcp != nil {
+		r.mcp.m.DropStale()
+	}
+}
+
 // setMCPCaller records whose work the servers do from now on.
 func (r *Run) setMCPCaller(f *Frame) {
 	r.mcp.mu.Lock()

@@ -341,7 +341,7 @@ func TestMCPToolsInARun(t *testing.T) {
 	if len(ready) != 1 || ready[0].State != mcp.StateReady || strings.Join(ready[0].Missing, ",") != "t.nope" || ready[0].Role != "solo" {
 		t.Errorf("mcp_server events %+v", ready)
 	}
-	if line, ok := render.HeadlessLine(find(evs, event.MCPServer)[0]); !ok || !strings.Contains(line, `mcp server t ready: 10 tools; granted but not offered: t.nope`) {
+	if line, ok := render.HeadlessLine(find(evs, event.MCPServer)[0]); !ok || !strings.Contains(line, `mcp server t ready: 11 tools; granted but not offered: t.nope`) {
 		t.Errorf("headless line %q", line)
 	}
 	// The token reached the server (the probe shows its environment) and
@@ -427,5 +427,62 @@ func TestMCPServerFailuresInARun(t *testing.T) {
 		if strings.Contains(string(r.Raw), `"down__`) && !strings.Contains(string(r.Raw), `"tool_calls"`) {
 			t.Error("a server that failed to start offered tools")
 		}
+	}
+}
+
+// BenchmarkWireNames is what the MCP name mapping adds to each model
+// request of a role with MCP tools: 40 tools offered, a history of 1,000
+// messages of which 300 are MCP calls and their results.
+func BenchmarkWireNames(b *testing.B) {
+	var specs []provider.ToolSpec
+	for i := range 40 {
+		specs = append(specs, provider.ToolSpec{Name: "gh.tool_" + strings.Repeat("x", i%5) + string(rune('a'+i%26))})
+	}
+	var history []provider.Message
+	for i := range 1000 {
+		m := provider.Message{Role: "user", Content: "text"}
+		if i%10 < 3 {
+			m = provider.Message{Role: "assistant", ToolCalls: []provider.ToolCall{{ID: "c", Name: specs[i%40].Name}}}
+		}
+		history = append(history, m)
+	}
+	req := provider.Request{Tools: specs, Messages: history}
+	resp := &provider.Response{ToolCalls: []provider.ToolCall{{Name: "gh__tool_a"}}}
+	for b.Loop() {
+		w := newWireNames(req.Tools)
+		_ = w.toWire(req)
+		w.fromWire(resp, nil)
+	}
+}
+
+// A server started before the run made the workspace's .git is stopped
+// after git_init, and the one started for the next call cannot write the
+// new .git (its hooks would run in the operator's own git later).
+func TestMCPServerAfterGitInit(t *testing.T) {
+	m := newMCPRun(t, []string{"t.write", "git_init"}, func(bin string) map[string]mcp.Config {
+		return map[string]mcp.Config{"t": {Command: bin}}
+	})
+	hook := filepath.Join(m.dir, ".git", "hooks", "post-checkout")
+	out, evs := m.run(
+		calls(fakellm.Call{Name: "t__write", Args: map[string]string{"path": filepath.Join(m.dir, "a.txt"), "text": "a"}}),
+		calls(fakellm.Call{Name: "git_init", Args: map[string]any{}}),
+		calls(fakellm.Call{Name: "t__write", Args: map[string]string{"path": hook, "text": "#!/bin/sh\necho pwned\n"}}),
+		finishReply(),
+	)
+	if out.Status != store.StatusSuccess {
+		t.Fatalf("status %s", out.Status)
+	}
+	results := payloads[event.ToolResultPayload](t, evs, event.ToolResult)
+	if len(results) != 4 || results[1].Tool != "git_init" || results[1].Kind != "success" {
+		t.Fatalf("results %+v", results)
+	}
+	if !strings.Contains(string(results[0].Result), "write:done") || !strings.Contains(string(results[2].Result), "write:refused") {
+		t.Errorf("writes: %s / %s", results[0].Result, results[2].Result)
+	}
+	if _, err := os.Stat(hook); err == nil {
+		t.Fatal("the server planted a git hook")
+	}
+	if n := len(find(evs, event.MCPServer)); n != 2 {
+		t.Errorf("%d mcp_server events, want two starts", n)
 	}
 }

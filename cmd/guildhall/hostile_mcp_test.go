@@ -132,7 +132,7 @@ func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
 		}
 	}
 	res = h.run(ws, 60*time.Second, "check", "--probe", "--workspace", ws, "--guild", guild)
-	for _, want := range []string{"mcp server t: ok (10 tools)", "role solo may call 2 MCP tools: t.hostile, t.probe; granted but not offered: t.gone",
+	for _, want := range []string{"mcp server t: ok (11 tools)", "role solo may call 2 MCP tools: t.hostile, t.probe; granted but not offered: t.gone",
 		"mcp server down: probe failed: the MCP handshake failed: the server exited (status 2: boot: reading config | " + mcptest.CrashMessage,
 		"1 MCP server(s) failed the probe"} {
 		if !strings.Contains(res.stdout+res.stderr, want) {
@@ -159,7 +159,7 @@ func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
 	if strings.ContainsRune(res.stdout+res.stderr, 0x1b) || strings.ContainsRune(res.stdout, 0x9b) {
 		t.Errorf("the server's escapes reached the terminal:\n%q", res.stdout)
 	}
-	if !strings.Contains(res.stdout, "  mcp server t ready: 10 tools; granted but not offered: t.gone") || !strings.Contains(res.stdout, "← t.probe success") {
+	if !strings.Contains(res.stdout, "  mcp server t ready: 11 tools; granted but not offered: t.gone") || !strings.Contains(res.stdout, "← t.probe success") {
 		t.Errorf("run output:\n%s", res)
 	}
 	// The server got its token (the probe printed its environment) …

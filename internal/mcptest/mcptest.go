@@ -91,6 +91,15 @@ func NewServer(mode string) *mcp.Server {
 		func(map[string]any) (*mcp.CallToolResult, error) { return text("ok"), nil })
 	add(s, "probe", "Reports its environment, reads path and dials addr.",
 		`{"type":"object","properties":{"path":{"type":"string"},"addr":{"type":"string"}}}`, probe)
+	add(s, "write", "Writes text to path.", `{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}}}`,
+		func(a map[string]any) (*mcp.CallToolResult, error) {
+			p, _ := a["path"].(string)
+			t, _ := a["text"].(string)
+			if err := os.WriteFile(p, []byte(t), 0o644); err != nil {
+				return text("write:refused " + err.Error()), nil
+			}
+			return text("write:done"), nil
+		})
 	add(s, "crash", "Exits in the middle of the call.", `{"type":"object"}`,
 		func(map[string]any) (*mcp.CallToolResult, error) {
 			fmt.Fprintln(os.Stderr, CrashMessage+" "+Escapes)

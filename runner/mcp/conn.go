@@ -71,6 +71,10 @@ func (c *conn) gone() bool {
 	}
 }
 
+// stale reports a stdio server whose sandbox no longer protects the
+// workspace's .git.
+func (c *conn) stale() bool { return c.proc != nil && c.proc.Stale() }
+
 // abandon kills a connection that failed at its start, without the
 // grace a working server gets to exit.
 func (c *conn) abandon() {

@@ -176,6 +176,27 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	return s.call(ctx, c, tool, args, timeout)
 }
 
+// DropStale stops every running stdio server whose sandbox no longer
+// fits the workspace (its .git or .orchestration changed since it
+// started); each starts afresh at its next use. The runner calls it after
+// every tool call, so that a server never goes on with a .git it could
+// write.
+func (m *Manager) DropStale() {
+	for _, s := range m.servers {
+		s.mu.Lock()
+		c := s.conn
+		stale := c != nil && c.stale()
+		if stale {
+			s.conn = nil
+			s.starts--
+		}
+		s.mu.Unlock()
+		if stale {
+			c.close()
+		}
+	}
+}
+
 // Close stops every server. Calls after it fail.
 func (m *Manager) Close() {
 	m.mu.Lock()
@@ -235,6 +256,14 @@ func (s *server) ensure(ctx context.Context) (*conn, []Tool, error) {
 	defer s.mu.Unlock()
 	if s.m.isClosed() {
 		return nil, nil, fmt.Errorf("MCP server %q is not available: the run is over", s.name)
+	}
+	if s.conn != nil && s.conn.stale() {
+		// Not a failure: the workspace's .git appeared or changed, and a
+		// fresh sandbox mounts it read-only.
+		c := s.conn
+		s.conn = nil
+		c.close()
+		s.starts--
 	}
 	if s.conn != nil && !s.conn.gone() {
 		return s.conn, s.tools, nil

@@ -582,3 +582,39 @@ func TestCloseStopsServers(t *testing.T) {
 		}
 	}
 }
+
+// A .git that appears while a server runs (git_init in the run) is not
+// protected by that server's mounts: the server is stopped after the tool
+// call that made it, and the next start mounts the new .git read-only.
+func TestServerRestartsWhenGitAppears(t *testing.T) {
+	f := newFixture(t, sandbox.WorkspaceWrite)
+	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	hook := filepath.Join(f.ws, ".git", "hooks", "pre-commit")
+	if out := data(t, m.Call(ctxT(t), "t", "write", args(map[string]string{"path": filepath.Join(f.ws, "before.txt"), "text": "x"}), 10*time.Second)); !strings.Contains(out, "write:done") {
+		t.Fatalf("a write in the workspace: %s", out)
+	}
+	first := m.servers["t"].conn
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m.DropStale()
+	select {
+	case <-first.proc.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stale server was not stopped")
+	}
+	out := data(t, m.Call(ctxT(t), "t", "write", args(map[string]string{"path": hook, "text": "#!/bin/sh\ntouch /tmp/pwned\n"}), 10*time.Second))
+	if !strings.Contains(out, "write:refused") {
+		t.Fatalf("the restarted server wrote .git: %s", out)
+	}
+	if _, err := os.Stat(hook); err == nil {
+		t.Fatal("a hook was planted")
+	}
+	var states []string
+	for _, s := range f.reported() {
+		states = append(states, s.State)
+	}
+	if strings.Join(states, ",") != "ready,ready" {
+		t.Errorf("states %v: a restart for a new .git is not a failure", states)
+	}
+}

@@ -55,6 +55,7 @@ type Server struct {
 	Confined bool
 
 	sb      *Sandbox
+	ident   string // what .git and .orchestration were at the start (confined)
 	cmd     *exec.Cmd
 	done    chan struct{}
 	waitErr error
@@ -188,6 +189,7 @@ func (s *Sandbox) startConfined(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return stopProxy(startFailed(err.Error()))
 	}
+	ident := watchIdent(s.opts.Workspace)
 	l, err := newLayout(spec.Policy, s.opts.Workspace, dir)
 	if err != nil {
 		return stopProxy(startFailed(err.Error()))
@@ -207,8 +209,17 @@ func (s *Sandbox) startConfined(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return stopProxy(err)
 	}
-	srv.Confined = true
+	srv.Confined, srv.ident = true, ident
 	return srv, nil
+}
+
+// Stale reports whether the workspace's .git or .orchestration changed
+// since the server started (a git init made a .git): its mounts no longer
+// protect them, so it must be restarted before it is used again. A server
+// that outlives tool calls can race such a change; the caller checks
+// after every tool call and before every use.
+func (p *Server) Stale() bool {
+	return p.Confined && watchIdent(p.sb.opts.Workspace) != p.ident
 }
 
 // launch starts cmd with pipes on its stdin and stdout, in a session of
