@@ -265,7 +265,14 @@ func (s *server) ensure(ctx context.Context) (*conn, []Tool, error) {
 		c.close()
 		s.starts--
 	}
-	if s.conn != nil && !s.conn.gone() {
+	if c := s.conn; c != nil && c.gone() {
+		// It exited between calls, and its watcher has not told yet.
+		s.conn = nil
+		c.close()
+		s.m.report(State{Server: s.name, State: StateExited,
+			Message: fmt.Sprintf("MCP server %q exited (%s); it starts again now", s.name, c.exitText())})
+	}
+	if s.conn != nil {
 		return s.conn, s.tools, nil
 	}
 	if s.failed != nil {

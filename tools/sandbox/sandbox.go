@@ -90,8 +90,13 @@ type Sandbox struct {
 	scratch string     // per-run folder: home/, tmp/, proxy.sock
 	helper  *helperProc
 	proxy   *egress.Proxy
-	servers []*Server // long-lived servers still running (StartServer)
 	closed  bool
+
+	// serversMu guards servers, the long-lived servers still running
+	// (StartServer): a server that exits is forgotten without waiting
+	// for a shell command holding mu.
+	serversMu sync.Mutex
+	servers   []*Server
 
 	egressMu sync.Mutex
 	caller   Caller
@@ -276,9 +281,11 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	s.serversMu.Lock()
 	servers := s.servers
 	s.servers = nil
-	s.mu.Unlock()
+	s.serversMu.Unlock()
 	for _, p := range servers {
 		p.Stop()
 	}

@@ -98,7 +98,9 @@ func (s *Sandbox) StartServer(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.serversMu.Lock()
 	s.servers = append(s.servers, srv)
+	s.serversMu.Unlock()
 	return srv, nil
 }
 
@@ -314,8 +316,8 @@ func (p *Server) kill() {
 
 // forget drops a stopped server from the sandbox's list.
 func (s *Sandbox) forget(p *Server) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.serversMu.Lock()
+	defer s.serversMu.Unlock()
 	for i, q := range s.servers {
 		if q == p {
 			s.servers = append(s.servers[:i], s.servers[i+1:]...)
