@@ -377,7 +377,7 @@ func TestMCPServerFailuresInARun(t *testing.T) {
 	m := newMCPRun(t, []string{"t.*", "down.*"}, func(bin string) map[string]mcp.Config {
 		return map[string]mcp.Config{
 			"t":    {Command: bin},
-			"down": {Command: bin, Args: []string{"-mode", mcptest.ModeCrashAtStart}},
+			"down": {Command: bin, Args: []string{"-mode", mcptest.ModeCrashAtStart}, Env: map[string]string{"MCPTEST_ECHO": "stderr-echoed-secret-9"}},
 		}
 	})
 	m.opts.Deployment.Executor.DefaultToolTimeoutSeconds = 2
@@ -421,6 +421,11 @@ func TestMCPServerFailuresInARun(t *testing.T) {
 		if !ok || !strings.HasPrefix(line, "! mcp server") && !strings.Contains(line, "ready") {
 			t.Errorf("headless %q", line)
 		}
+	}
+	// Its stderr quoted its token: the failure is recorded without it.
+	assertNoSecret(t, m.dir, "stderr-echoed-secret-9")
+	if !strings.Contains(string(results[2].Result), "bad token [redacted]") {
+		t.Errorf("the failure lost its reason: %s", results[2].Result)
 	}
 	// The failed server's tools were never offered.
 	for _, r := range m.fake.RequestsFor("solo") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner/mcp"
+	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -116,6 +117,9 @@ func probeMCP(ctx context.Context, out io.Writer, cfg *config, sb sandboxState) 
 		}()
 	}
 	wg.Wait()
+	// A reason quotes the server's stderr or an error, which can echo a
+	// token it was given: printed as a record would be, redacted.
+	redact := store.NewRedactor(d.MCPSecrets()...)
 	var offered []string
 	failed := map[string]bool{}
 	for i, name := range names {
@@ -126,7 +130,7 @@ func probeMCP(ctx context.Context, out io.Writer, cfg *config, sb sandboxState) 
 			if errors.As(err, &se) {
 				reason = se.Reason
 			}
-			fmt.Fprintf(out, "mcp server %s: probe failed: %s\n", render.SanitizeLine(name), render.SanitizeLine(reason))
+			fmt.Fprintf(out, "mcp server %s: probe failed: %s\n", render.SanitizeLine(name), render.SanitizeLine(redact.RedactString(reason)))
 			continue
 		}
 		fmt.Fprintf(out, "mcp server %s: ok (%d tools)\n", render.SanitizeLine(name), len(results[i].list))

@@ -115,9 +115,10 @@ func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
 	ws := h.workspace("op")
 	bin := mcptest.Binary(t, ws)
 	const token = "ghp_OPERATOR-MCP-TOKEN-31415926"
+	const echoed = "ECHOED-BY-STDERR-27182818" // the down server quotes it in its error
 	h.write(filepath.Join(h.home, ".config", "guildhall", "deployment.json"), `{"mcpServers": {
 		"t": {"command": `+jsonString(bin)+`, "env": {"GH_TOKEN": "`+token+`"}},
-		"down": {"command": `+jsonString(bin)+`, "args": ["-mode", "crash-at-start"]}}}`, 0o600)
+		"down": {"command": `+jsonString(bin)+`, "args": ["-mode", "crash-at-start"], "env": {"MCPTEST_ECHO": "`+echoed+`"}}}}`, 0o600)
 	guild := filepath.Join(h.root, "guild")
 	h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "solo", "roles": {"solo": {"systemPrompt": "solo.md", "tools": ["t.probe", "t.hostile", "t.gone", "finish"]},
 		"other": {"systemPrompt": "solo.md", "tools": ["down.*", "finish"]}}}`, 0o644)
@@ -133,7 +134,7 @@ func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
 	}
 	res = h.run(ws, 60*time.Second, "check", "--probe", "--workspace", ws, "--guild", guild)
 	for _, want := range []string{"mcp server t: ok (11 tools)", "role solo may call 2 MCP tools: t.hostile, t.probe; granted but not offered: t.gone",
-		"mcp server down: probe failed: the MCP handshake failed: the server exited (status 2: boot: reading config | " + mcptest.CrashMessage,
+		"mcp server down: probe failed: the MCP handshake failed: the server exited (status 2: boot: reading config | bad token [redacted] | " + mcptest.CrashMessage,
 		"1 MCP server(s) failed the probe"} {
 		if !strings.Contains(res.stdout+res.stderr, want) {
 			t.Errorf("check --probe lacks %q:\n%s", want, res)
@@ -142,7 +143,7 @@ func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
 	if res.code != 2 {
 		t.Errorf("a failed probe exits %d, want 2", res.code)
 	}
-	if strings.Contains(res.stdout+res.stderr, token) || strings.ContainsRune(res.stdout+res.stderr, 0x1b) {
+	if strings.Contains(res.stdout+res.stderr, token) || strings.Contains(res.stdout+res.stderr, echoed) || strings.ContainsRune(res.stdout+res.stderr, 0x1b) {
 		t.Errorf("check printed the token or an escape:\n%s", res)
 	}
 

@@ -194,6 +194,10 @@ func Main() {
 	switch *mode {
 	case ModeCrashAtStart:
 		fmt.Fprintln(os.Stderr, "boot: reading config")
+		if v := os.Getenv("MCPTEST_ECHO"); v != "" {
+			// A server that quotes its token in an error.
+			fmt.Fprintln(os.Stderr, "bad token "+v)
+		}
 		fmt.Fprintln(os.Stderr, CrashMessage+" "+Escapes)
 		os.Exit(2)
 	case ModeHangAtStart:

@@ -89,11 +89,17 @@ func (c Config) StartTimeout() int {
 }
 
 // Secrets are the values that must never reach a record: every env and
-// header value (a denylist of secret-looking names would miss one).
+// header value (a denylist of secret-looking names would miss one), and
+// every value in the URL's query (?key=…), which an error can quote.
 func (c Config) Secrets() []string {
 	var out []string
 	for _, v := range c.Env {
 		out = append(out, v)
+	}
+	if u, err := url.Parse(c.URL); err == nil {
+		for _, vs := range u.Query() {
+			out = append(out, vs...)
+		}
 	}
 	for _, v := range c.Headers {
 		out = append(out, v)

@@ -77,13 +77,13 @@ func TestSummaryHidesSecrets(t *testing.T) {
 	if got := stdio.Summary(sandbox.None); !strings.Contains(got, "unconfined: no sandbox") {
 		t.Errorf("--sandbox none summary %q", got)
 	}
-	web := Config{URL: "https://user:pw@api.example/mcp?token=abc#x", Headers: map[string]string{"Authorization": "Bearer tok-secret-987"}}
+	web := Config{URL: "https://user:pw@api.example/mcp?token=query-secret-42#x", Headers: map[string]string{"Authorization": "Bearer tok-secret-987"}}
 	got = web.Summary(sandbox.WorkspaceWrite)
 	if got != "streamable HTTP https://api.example/mcp, headers Authorization (values hidden)" {
 		t.Errorf("http summary %q", got)
 	}
 	secrets := strings.Join(append(stdio.Secrets(), web.Secrets()...), " ")
-	for _, want := range []string{"ghp_secretvalue123", "other-secret-value", "Bearer tok-secret-987", "tok-secret-987"} {
+	for _, want := range []string{"ghp_secretvalue123", "other-secret-value", "Bearer tok-secret-987", "tok-secret-987", "query-secret-42"} {
 		if !strings.Contains(secrets, want) {
 			t.Errorf("secrets lack %q", want)
 		}
