@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/guildhall/guildhall/runner/mcp"
 	"github.com/guildhall/guildhall/tools"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -105,6 +106,11 @@ type Deployment struct {
 	// governs the web tools.
 	Sandbox   sandbox.Config   `json:"sandbox"`
 	WebSearch WebSearchSection `json:"webSearch"`
+	// MCPServers are the Model Context Protocol servers whose tools roles
+	// may be granted as server.tool (Guildhall addition; see
+	// runner/mcp and docs/mcp.md). A later file replaces a server of the
+	// same name whole, never merging its env or headers into another's.
+	MCPServers map[string]mcp.Config `json:"mcpServers,omitempty"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -150,6 +156,12 @@ func (d *Deployment) clone() *Deployment {
 		c.Executor.ProviderHealth.AutoResume = &v
 	}
 	c.Executor.PassEnv = append([]string(nil), d.Executor.PassEnv...)
+	if d.MCPServers != nil {
+		c.MCPServers = make(map[string]mcp.Config, len(d.MCPServers))
+		for k, v := range d.MCPServers {
+			c.MCPServers[k] = v
+		}
+	}
 	c.Files = append([]string(nil), d.Files...)
 	c.SetBy = make(map[string]string, len(d.SetBy))
 	for k, v := range d.SetBy {
@@ -207,6 +219,11 @@ var deploymentShape = shape{
 	"logging":       shape{"level": nil},
 	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
+	"mcpServers": shape{"*": shape{
+		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
+		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
+		"startTimeoutSeconds": nil,
+	}},
 }
 
 // secretKeyNames are keys that would put a credential in a file.
@@ -254,6 +271,7 @@ func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deploymen
 	}
 	d.Source = file
 	c.decodeInto(root, d, "deployment")
+	markMCPOrigins(d, root, file)
 	recordOrigins(d, root, "", file)
 	d.Files = append(d.Files, file)
 	sum := sha256.Sum256(data)
@@ -285,8 +303,17 @@ func recordOrigins(d *Deployment, n *jnode, prefix, file string) {
 	}
 }
 
-func findSecrets(c *checker, n *jnode) {
+// findSecrets refuses keys that would put a Guildhall credential in the
+// file. An MCP server's env and headers are exempt: they are where the
+// operator gives a server its own token, which reaches only that server
+// and is redacted from every record.
+func findSecrets(c *checker, n *jnode) { findSecretsAt(c, n, nil) }
+
+func findSecretsAt(c *checker, n *jnode, path []string) {
 	if n == nil {
+		return
+	}
+	if len(path) == 3 && path[0] == "mcpServers" && (path[2] == "env" || path[2] == "headers") {
 		return
 	}
 	for _, f := range n.keys {
@@ -294,10 +321,10 @@ func findSecrets(c *checker, n *jnode) {
 			c.errorf(f.offset, "%q looks like a credential; keys never go in a file: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GUILDHALL_API_KEY in the environment, or use /run/secrets", f.key)
 			continue
 		}
-		findSecrets(c, f.value)
+		findSecretsAt(c, f.value, append(path[:len(path):len(path)], f.key))
 	}
 	for _, it := range n.items {
-		findSecrets(c, it)
+		findSecretsAt(c, it, append(path[:len(path):len(path)], "[]"))
 	}
 }
 
@@ -359,6 +386,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	}
 	checkSandboxValues(c, root, d)
 	checkWebSearch(c, root, d)
+	checkMCPServers(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one
@@ -391,6 +419,7 @@ func (d *Deployment) CheckAgainstGuild(g *Guild) error {
 	for _, h := range d.handlerRoles() {
 		check(h.path, *h.role)
 	}
+	errs = append(errs, d.checkMCPGrants(g)...)
 	if len(errs) > 0 {
 		return errs
 	}

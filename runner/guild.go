@@ -279,6 +279,10 @@ func (l *guildLoader) manifests() {
 			l.c.errorf(tn.items[i].offset, "tool manifest %q: %v", p, err)
 			continue
 		}
+		if strings.Contains(m.Name, ".") {
+			l.c.errorf(tn.items[i].offset, "tool manifest %q names tool %q: a name with a '.' is an MCP server's tool (server.tool), which the server describes itself; name the tool with letters, digits, '_' and '-'", p, m.Name)
+			continue
+		}
 		if first, dup := declaredAt[m.Name]; dup {
 			line, col := lineCol(l.c.data, first)
 			l.c.warnf(tn.items[i].offset, "tool %q is declared again (first at %d:%d); this later declaration is the one used, as in the original system", m.Name, line, col)
@@ -310,6 +314,14 @@ func (l *guildLoader) roles() {
 			c.errorf(f.offset, "role %q has no tools list; every role needs at least finish", f.key)
 		}
 		for i, t := range r.Tools {
+			if _, _, mcpTool := parseMCPName(t); mcpTool {
+				// An MCP server's tool: the deployment declares the
+				// server (CheckAgainstGuild), the server itself the tool.
+				if msg := mcpNameProblem(t); msg != "" {
+					c.errorf(f.value.field("tools").items[i].offset, "role %q grants %q: %s", f.key, t, msg)
+				}
+				continue
+			}
 			if _, ok := l.g.Manifests[t]; ok {
 				continue
 			}
@@ -317,7 +329,7 @@ func (l *guildLoader) roles() {
 				l.g.Manifests[t] = m
 				continue
 			}
-			c.errorf(f.value.field("tools").items[i].offset, "role %q grants tool %q, which no manifest declares and is not built in; declare it under \"tools\" or remove it", f.key, t)
+			c.errorf(f.value.field("tools").items[i].offset, "role %q grants tool %q, which no manifest declares and is not built in; declare it under \"tools\", grant an MCP server's tool as server.tool, or remove it", f.key, t)
 		}
 	}
 }

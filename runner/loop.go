@@ -303,10 +303,14 @@ func (r *Run) dispatch(ctx context.Context, f *Frame, call provider.ToolCall, as
 	start := time.Now()
 	res := r.invoke(ctx, f, call, assistantText)
 	r.emitToolResult(f, call, res, time.Since(start))
+	r.dropStaleMCP()
 	return r.conversationText(res)
 }
 
 func (r *Run) invoke(ctx context.Context, f *Frame, call provider.ToolCall, assistantText string) tools.Result {
+	if _, _, ok := parseMCPName(call.Name); ok {
+		return r.invokeMCP(ctx, f, call.Name, call.Arguments)
+	}
 	if res := r.checkGrant(f, call.Name); res != nil {
 		return *res
 	}

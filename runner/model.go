@@ -27,7 +27,10 @@ func (r *Run) buildRequest(f *Frame) provider.Request {
 		MaxTokens: gen.MaxTokens, IncludeReasoning: role.ReplaysReasoning(), Role: f.Role, RoleID: f.RoleID,
 	}
 	for _, name := range role.Tools {
-		m := r.opts.Guild.Manifests[name]
+		m, ok := r.opts.Guild.Manifests[name]
+		if !ok {
+			continue // an MCP grant: mcpToolSpecs offers those
+		}
 		req.Tools = append(req.Tools, provider.ToolSpec{Name: m.Name, Description: m.Description, Parameters: m.Parameters})
 	}
 	return req
@@ -45,6 +48,7 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 	var last error
 	for attempt := 1; ; attempt++ {
 		req := r.buildRequest(f)
+		req.Tools = append(req.Tools, r.mcpToolSpecs(ctx, f)...)
 		r.emit(event.LLMCallStart, event.LLMCallStartPayload{Role: f.Role, RoleID: f.RoleID})
 		start := time.Now()
 		resp, err := r.complete(ctx, f, req)
@@ -116,7 +120,9 @@ func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*pr
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := r.opts.Provider.Complete(cctx, req, func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	names := newWireNames(req.Tools)
+	resp, err := r.opts.Provider.Complete(cctx, names.toWire(req), func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	names.fromWire(resp, r.opts.Deployment.MCPServers)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && provider.AsError(err) == nil {
 			err = &provider.Error{Category: provider.CategoryTimeout, Err: err}

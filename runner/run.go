@@ -124,6 +124,7 @@ type Run struct {
 	ws     store.Workspace
 	wsTool *tools.Workspace
 	sb     *sandbox.Sandbox
+	mcp    *mcpState // nil without MCP servers
 	meta   *store.Meta
 	metaMu sync.Mutex
 	log    *store.LogWriter
@@ -203,6 +204,10 @@ func (o *Options) defaults() error {
 	if o.WebSearch == nil {
 		ws := webSearchConfig(o.Deployment, os.Getenv, secretsDir)
 		o.WebSearch = &ws
+	}
+	// The MCP servers' env and header values may be tokens.
+	if s := o.Deployment.MCPSecrets(); len(s) > 0 {
+		o.Redactor = o.Redactor.With(s...)
 	}
 	return nil
 }
@@ -294,7 +299,11 @@ func (r *Run) open() error {
 	if r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace); err != nil {
 		return err
 	}
-	return r.openSandbox()
+	if err := r.openSandbox(); err != nil {
+		return err
+	}
+	r.openMCP()
+	return nil
 }
 
 // entryHistory assembles the entry role's opening messages: the system
@@ -440,6 +449,7 @@ func (r *Run) saveMeta() error {
 }
 
 func (r *Run) close() {
+	r.closeMCP()
 	r.closeSandbox()
 	if r.log != nil {
 		_ = r.log.Close()
@@ -487,6 +497,11 @@ func (r *Run) emitRoleStart(f *Frame) {
 			if role.Grants(t) {
 				r.writerStarted = true
 			}
+		}
+		// What an MCP tool changes is the server's business: count it
+		// as writing.
+		if len(role.MCPGrants()) > 0 {
+			r.writerStarted = true
 		}
 	}
 	r.emit(event.RoleStart, event.RoleStartPayload{

@@ -353,7 +353,7 @@ func filesText(files []string) string {
 }
 
 func newCheckCmd(common *commonFlags) *cobra.Command {
-	strict := false
+	strict, probe := false, false
 	cmd := &cobra.Command{
 		Use:   "check [GUILD_DIR]",
 		Short: "Validate a guild and deployment; errors carry file:line:col",
@@ -364,7 +364,13 @@ seed guild and defaults. GUILD_DIR checks that guild folder instead.
 
 Keys the original system ignores (in guild.json's top level, in tool
 manifests, in label tiers) are ignored here too, and reported as warnings
-with file:line:col, as is a tool declared twice; --strict makes them errors.`,
+with file:line:col, as is a tool declared twice; --strict makes them errors.
+
+The deployment's MCP servers are listed (command or URL, sandbox, and only
+the names of env and headers), with the MCP tools each role is granted.
+--probe starts each server as a run would, reads its tools, prints the
+ones each role may call and the granted ones it does not offer, and stops
+it; a server that fails its probe fails the check.`,
 		Args: args{max: 1, what: "at most one guild folder", example: "guildhall check ./guild"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -402,9 +408,14 @@ with file:line:col, as is a tool declared twice; --strict makes them errors.`,
 			if _, note := cfg.keyFor(common.keys); note != "" {
 				fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 			}
-			return common.checkSandbox(out, cfg.workspace, d)
+			sb, err := common.checkSandbox(out, cfg.workspace, d)
+			if err != nil {
+				return err
+			}
+			return checkMCP(cmd.Context(), out, cfg, sb, probe)
 		},
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (keys the original ignores, a tool declared twice) as errors")
+	cmd.Flags().BoolVar(&probe, "probe", false, "start the deployment's MCP servers (each in its sandbox), list the tools each role may call, and stop them")
 	return cmd
 }

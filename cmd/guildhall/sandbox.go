@@ -31,7 +31,7 @@ type sandboxState struct {
 }
 
 // noneWarning is printed at every start with the sandbox off.
-const noneWarning = "guildhall: warning: sandbox none: run_shell, typecheck, test and the git tools run unconfined, with this account's files, network and processes (see docs/security.md)"
+const noneWarning = "guildhall: warning: sandbox none: run_shell, typecheck, test, the git tools and MCP servers run unconfined, with this account's files, network and processes (see docs/security.md)"
 
 // resolveSandbox applies --sandbox to the deployment's policy and checks
 // that this machine can enforce it, before anything else happens: a
@@ -107,11 +107,11 @@ func printSandboxSummary(out, errOut io.Writer, json bool, s *setup) {
 
 // checkSandbox is `guildhall check`'s sandbox line: the policy, and
 // whether this machine can enforce it.
-func (c *commonFlags) checkSandbox(out io.Writer, ws string, d *runner.Deployment) error {
+func (c *commonFlags) checkSandbox(out io.Writer, ws string, d *runner.Deployment) (sandboxState, error) {
 	st, err := c.resolveSandbox(ws, d)
 	if err != nil {
-		return err
+		return sandboxState{}, err
 	}
 	fmt.Fprintf(out, "%s: ok\n", st.policy.Summary())
-	return nil
+	return st, nil
 }

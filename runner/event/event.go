@@ -63,6 +63,10 @@ const (
 	// Egress records one attempt to reach the network from a sandboxed
 	// command (through the proxy) or a web tool, and the policy's decision.
 	Egress Type = "egress"
+	// MCPServer records a change of an MCP server's state: ready with its
+	// tools, failed to start, exited, or unresponsive. Every view shows
+	// the failures as a banner.
+	MCPServer Type = "mcp_server"
 )
 
 // Event is one line of log.jsonl: {timestamp, type, payload}.
@@ -492,4 +496,24 @@ type EgressPayload struct {
 	Reason  string `json:"reason,omitempty"`
 	Role    string `json:"role,omitempty"`
 	RoleID  string `json:"roleId,omitempty"`
+}
+
+// MCPServerPayload is a change of an MCP server's state. State is one of
+// ready, failed (not started again in the run), exited and unresponsive
+// (both started again at the next use). Message is Guildhall's sentence;
+// anything the server said in it (its stderr, an error) was cleaned and
+// cut, but it is still the server's text: views sanitize it as any other.
+// A ready server's event counts its tools, lists those it offered that
+// were left out (Skipped, each with why) and the granted tools it does
+// not offer (Missing). Role and RoleID name the role whose work started
+// or used the server, when known.
+type MCPServerPayload struct {
+	Server  string   `json:"server"`
+	State   string   `json:"state"`
+	Message string   `json:"message,omitempty"`
+	Tools   int      `json:"tools,omitempty"`
+	Skipped []string `json:"skipped,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	Role    string   `json:"role,omitempty"`
+	RoleID  string   `json:"roleId,omitempty"`
 }
