@@ -44,6 +44,16 @@ interface Config {
   setup: string[];
 }
 
+// A change of an MCP server's state (mcp_server events).
+interface McpNote {
+  runId: string;
+  server: string;
+  state: string;
+  message?: string;
+  tools?: number;
+  roleId?: string;
+}
+
 // An egress decision of the run's sandbox proxy or web tools.
 interface EgressNote {
   runId: string;
@@ -186,6 +196,7 @@ interface State {
   notice: string;
   historyNotice: string;
   egress: { last: EgressNote; denied: number } | null;
+  mcp: McpNote | null;
   queue: QueueItem[];
   queueTask: string;
   queueEffort: string;
@@ -225,7 +236,7 @@ const initialState: State = {
   interruptOpen: false, interruptKind: "inquiry", interruptDraft: "", interruptNotice: "",
   planOpen: false, plan: null, runs: [], expanded: "",
   task: "", effort: "", continuesFrom: "", composeBusy: false, composeNotice: "", defaultEffort: "",
-  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "", egress: null,
+  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "", egress: null, mcp: null,
   queue: [], queueTask: "", queueEffort: "", queueBusy: false, queueNotice: "", queueEdit: null, queueExpanded: "",
   queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "",
   authLost: false,
@@ -1260,6 +1271,12 @@ export function start(node: Element): void {
       }
     });
     es.addEventListener("queue", () => void refreshQueue());
+    es.addEventListener("mcp", (ev) => {
+      const n = JSON.parse((ev as MessageEvent).data) as McpNote;
+      if (n.runId === getState().runId) {
+        send(Patch, { mcp: n });
+      }
+    });
     es.addEventListener("egress", (ev) => {
       const n = JSON.parse((ev as MessageEvent).data) as EgressNote;
       const s = getState();
@@ -1358,6 +1375,17 @@ export function start(node: Element): void {
 
   // egressLine shows the run's latest egress decision, and how many were
   // denied: machine fields and the program's own words, as text.
+  // mcpLine shows an MCP server that failed, exited or stopped answering:
+  // the server's name and the program's words, as text.
+  function mcpLine(s: State): VNode | null {
+    const n = s.mcp;
+    if (n === null || n.runId !== s.runId || n.state === "ready") {
+      return null;
+    }
+    const text = "MCP server " + n.server + " " + n.state + (n.message ? ": " + n.message : "");
+    return h("div", { class: "egress-line egress-line--denied mcp-line", role: "alert" }, text);
+  }
+
   function egressLine(s: State): VNode | null {
     const e = s.egress;
     if (e === null || e.last.runId !== s.runId) {
@@ -1887,7 +1915,7 @@ export function start(node: Element): void {
       h("header", { class: "page-head" }, [
         h("a", { class: "skip-link", href: "#main" }, "Skip to the content"),
         topBar(s),
-        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), egressLine(s)]),
+        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), mcpLine(s), egressLine(s)]),
       ]),
       s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),
