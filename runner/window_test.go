@@ -80,3 +80,30 @@ func TestOpeningTokensTrackTheRealTokenizer(t *testing.T) {
 		t.Errorf("estimated %d tokens for the orchestrator's opening prompt, measured 4876", est)
 	}
 }
+
+// TestCompactSeedGuildFitsEightK: the compact variant loads as a guild and
+// its opening prompts leave an 8k window room, where the seed guild's do
+// not.
+func TestCompactSeedGuildFitsEightK(t *testing.T) {
+	fsys, err := seed.CompactGuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := LoadGuild(fsys, "compact seed guild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultDeployment()
+	d.Model.ContextWindow = 8192
+	if w := WindowWarning(g, d); w != "" {
+		t.Errorf("the compact guild must fit 8k: %s", w)
+	}
+	for role, n := range g.OpeningTokens() {
+		if n > (8192-d.OutputReserve())/2 {
+			t.Errorf("%s: opening prompt about %d tokens", role, n)
+		}
+	}
+	if full := loadSeed(t); WindowWarning(full, d) == "" {
+		t.Error("the seed guild does not fit 8k, yet no warning")
+	}
+}
