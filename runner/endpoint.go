@@ -51,7 +51,7 @@ func (s *failStreak) note(pe *provider.Error) {
 func haltCard(s failStreak, runID string) event.Card {
 	what := string(s.category)
 	if s.status != 0 {
-		what = fmt.Sprintf("HTTP %d, %s", s.status, s.category)
+		what = fmt.Sprintf("HTTP %d", s.status)
 	}
 	msg := fmt.Sprintf("The model endpoint kept failing: %d requests in a row failed (%s), and each of the %d times its model list said it was back, the next request failed again. "+
 		"The run stopped instead of retrying forever. The endpoint's own message is on the run's provider_failure events (`guildhall show %s`); "+

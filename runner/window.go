@@ -110,6 +110,16 @@ func WindowWarning(g *Guild, d *Deployment) string {
 		window, worst, opening[worst], budget, reserve, need, need, need)
 }
 
+// FittingWindow is the smallest window, in steps of 4096 tokens, in which
+// every role of g has room for its opening prompt under d's reserve rule.
+func FittingWindow(g *Guild, d *Deployment) int {
+	most := 0
+	for _, n := range g.OpeningTokens() {
+		most = max(most, n)
+	}
+	return windowFor(most, d)
+}
+
 // windowFor is the smallest window, in steps of 4096 tokens, whose budget
 // gives an opening prompt of opening tokens its room.
 func windowFor(opening int, d *Deployment) int {

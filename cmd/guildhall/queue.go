@@ -439,6 +439,9 @@ configuration error, 3 a task needs input, 130 interrupted.`,
 			if err != nil {
 				return err
 			}
+			if err := s.requireEndpoint(); err != nil {
+				return err
+			}
 			return runQueue(ctx, cmd, rf, s)
 		},
 	}

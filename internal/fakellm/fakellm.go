@@ -49,6 +49,10 @@ type Server struct {
 	// the format's context-length error; ReportTokens includes the size.
 	MaxPromptChars int
 	ReportTokens   bool
+	// ContextWindow, when set, is the n_ctx that llama.cpp's /props
+	// reports (the window a server was started with); otherwise /props is
+	// not served.
+	ContextWindow int
 
 	// faults are served, in order, before the next replies; down answers
 	// every request (probes included) with 503 while set.
@@ -130,6 +134,18 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, `{"error":{"message":"upstream unavailable","type":"server_error"}}`)
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/props" {
+		s.mu.Lock()
+		n := s.ContextWindow
+		s.mu.Unlock()
+		if n == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"default_generation_settings":{"n_ctx":%d},"total_slots":1}`, n)
 		return
 	}
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {

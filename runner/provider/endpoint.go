@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -59,35 +61,45 @@ func redactURL(raw string) string {
 }
 
 // CheckBaseURL reports what is wrong with a base URL before anything is
-// sent to it: it must be an absolute http or https URL with a host, and
-// nothing after the path. The error names the value and the fix.
+// sent to it: it must be an absolute http or https URL with a host and a
+// valid port, and nothing after the path. The error quotes the value and
+// says what to give instead.
 func CheckBaseURL(raw string) error {
 	v := strings.TrimSpace(raw)
-	example := "such as http://127.0.0.1:8080/v1"
+	const fix = "give the server's API base, such as http://127.0.0.1:8080/v1"
 	if v == "" {
-		return fmt.Errorf("the base URL is empty; give the server's API base, %s", example)
+		return errors.New("is empty; " + fix)
 	}
 	u, err := url.Parse(v)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL (%v); give the server's API base, %s", v, unwrapURLError(err), example)
-	}
+	var problem string
 	switch {
-	case u.Scheme == "" || u.Host == "" && u.Opaque == "":
-		return fmt.Errorf("%q is not a URL: it needs http:// or https:// and a host, %s", v, example)
+	case !strings.Contains(v, "://"):
+		problem = "is not a URL: it needs http:// or https:// and a host"
+	case err != nil:
+		problem = fmt.Sprintf("is not a URL (%v)", unwrapURLError(err))
+	case u.Scheme == "" || u.Opaque != "" || u.Host == "" && !strings.Contains(v, "//"):
+		problem = "is not a URL: it needs http:// or https:// and a host"
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q uses %s:, not http: or https:; %s", v, u.Scheme, example)
-	case u.Host == "" || u.Hostname() == "":
-		return fmt.Errorf("%q has no host, %s", v, example)
-	case u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("%q carries a query or a fragment; give only the API base, %s", v, example)
+		problem = fmt.Sprintf("uses %s:, but model servers speak http: or https:", u.Scheme)
+	case u.Hostname() == "":
+		problem = "has no host"
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		problem = "carries a query or a fragment"
+	case u.Port() != "" && !validPort(u.Port()):
+		problem = fmt.Sprintf("has port %q, which is not a port number (1–65535)", u.Port())
+	default:
+		return nil
 	}
-	if p := u.Port(); p != "" {
-		var n int
-		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%q has port %q, which is not a port number (1–65535)", v, p)
-		}
-	}
-	return nil
+	return fmt.Errorf("%q %s; %s", userInfo.ReplaceAllString(v, "${1}…@"), problem, fix)
+}
+
+// userInfo matches the user information of a URL, which can hold a
+// password, so that a message never repeats it.
+var userInfo = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@`)
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 func unwrapURLError(err error) error {
