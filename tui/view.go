@@ -127,8 +127,14 @@ func (m *Model) banner() string {
 		}
 		return styleBanner.Render(queuedQuestionsBanner(n))
 	}
+	if m.endpointProblem != "" {
+		return styleBanner.Render("⚠ The model endpoint did not answer: E says why and lets you retry or change it.")
+	}
 	if s := healthCopy(m.health); s != "" {
 		return styleBanner.Render(s)
+	}
+	if m.notesUnseen {
+		return notesBanner(m.opts.Notes, m.opts.Setup)
 	}
 	if m.notice != "" {
 		return styleFaint.Render(m.notice)
@@ -222,6 +228,10 @@ func (m *Model) overlayBox() []string {
 		return boxed("Confirm", []string{m.confirm.prompt, "", keyHint("y", "yes", "n", "no")}, min(w, 70))
 	case m.help:
 		return m.helpBox(w)
+	case m.endpoint != nil:
+		return m.endpointBox(w)
+	case m.notes != nil:
+		return m.notesBox(w)
 	case m.queue.answer != nil:
 		return m.queueAnswerBox(w)
 	case m.queue.edit != nil:
