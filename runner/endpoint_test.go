@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -239,5 +240,52 @@ func TestToolCallsAfterFinishAreRecorded(t *testing.T) {
 	}
 	if got := strings.Join(order, ","); got != "tool_result,tool_result,tool_calls_ignored,role_finished" {
 		t.Errorf("order = %s", got)
+	}
+}
+
+// TestQueueHoldsWhileTheEndpointNeverAnswered: a queued run whose endpoint
+// never answered does not burn the queue: its item waits again at the head,
+// nothing else is dispatched, and Drain says why; once the endpoint
+// answers, the queue runs as before.
+func TestQueueHoldsWhileTheEndpointNeverAnswered(t *testing.T) {
+	h := newQueueHarness(t, map[string][]provider.ScriptTurn{"orchestrator": {turn("one done"), turn("two done")}})
+	dead := provider.NewOpenAIChat(provider.Config{BaseURL: closedPort(t)})
+	sess := h.open(dead)
+	ctx := context.Background()
+	q := sess.Workspace().Queue()
+	first, err := q.Add(ctx, store.QueueSpec{Task: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := q.Add(ctx, store.QueueSpec{Task: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := NewScheduler(sess, SchedulerOptions{})
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = sched.Drain(dctx)
+	var held *EndpointError
+	if !errors.As(err, &held) || !strings.Contains(err.Error(), "never answered") || !strings.Contains(err.Error(), "holds until the endpoint answers") {
+		t.Fatalf("drain = %v", err)
+	}
+	if it := h.item(first.ID); it.Status != store.QueueWaiting {
+		t.Errorf("the first item is %s, want waiting again", it.Status)
+	}
+	if it := h.item(second.ID); it.Status != store.QueueWaiting || len(it.Runs) != 0 {
+		t.Errorf("the second item was dispatched: %+v", it)
+	}
+	if runs := h.runs(); len(runs) != 1 {
+		t.Errorf("runs %v: only the first was tried", runs)
+	}
+	// The operator points the session at a working endpoint.
+	if err := sess.Reconfigure(Endpoint{Deployment: h.d, Provider: h.rec, Answered: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.drain(sched)
+	for _, id := range []string{first.ID, second.ID} {
+		if it := h.item(id); it.Status != store.QueueDone {
+			t.Errorf("%s is %s after the endpoint answered", id, it.Status)
+		}
 	}
 }

@@ -131,6 +131,9 @@ func (s *Session) Reconfigure(e Endpoint) error {
 	return nil
 }
 
+// EndpointAnswered reports whether the endpoint answered in this process.
+func (s *Session) EndpointAnswered() bool { return s.health.hasAnswered() }
+
 // MarkAnswered records that the endpoint answered (a probe the client
 // made, such as the console's retry).
 func (s *Session) MarkAnswered() { s.health.markAnswered() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -159,8 +160,22 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint
 	}
-	if sched, err := startScheduler(ctx, sess, notes); sched != nil {
+	if problem != "" {
+		// Queued tasks would only fail against an endpoint that never
+		// answered: the queue starts once it does.
+		sched := runner.NewScheduler(sess, runner.SchedulerOptions{})
 		opts.Queue = sched
+		var once sync.Once
+		endpoint.onAnswered = func() {
+			// A problem of the queue's own shows on its screen
+			// (Scheduler.Problem); the terminal is the console's now.
+			once.Do(func() { _ = sched.Start(ctx) })
+			sched.Kick()
+		}
+		notes.note("the queue waits for the model endpoint: queued tasks start once it answers")
+	} else if sched, err := startScheduler(ctx, sess, notes); sched != nil {
+		opts.Queue = sched
+		endpoint.onAnswered = sched.Kick
 	} else if err != nil {
 		notes.note("the queue is unavailable: " + err.Error())
 	}

@@ -26,6 +26,16 @@ type consoleEndpoint struct {
 	mu sync.Mutex
 	d  *runner.Deployment
 	ep *endpointState
+	// onAnswered runs when a check or new settings found the endpoint
+	// answering (the console starts or wakes its queue).
+	onAnswered func()
+}
+
+func (c *consoleEndpoint) answered() {
+	c.sess.MarkAnswered()
+	if c.onAnswered != nil {
+		c.onAnswered()
+	}
 }
 
 var _ tui.Endpoint = (*consoleEndpoint)(nil)
@@ -77,7 +87,7 @@ func (c *consoleEndpoint) Check(ctx context.Context) string {
 	c.mu.Lock()
 	c.ep.answered, c.ep.probeErr = true, nil
 	c.mu.Unlock()
-	c.sess.MarkAnswered()
+	c.answered()
 	return ""
 }
 
@@ -129,6 +139,7 @@ func (c *consoleEndpoint) Apply(ctx context.Context, s tui.EndpointSettings) (st
 	if ep.probeErr != nil {
 		return capitalize(ep.explain(nil).Explain()), nil
 	}
+	c.answered()
 	return "", nil
 }
 

@@ -217,3 +217,29 @@ func TestSmallWindowPicksTheCompactSeedGuild(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueRunHoldsOnAnEndpointThatFailsItsFirstCall: queue run against a
+// server without /v1 tries the first item once, puts it back at the head,
+// leaves the rest alone and exits 2 with the setup message.
+func TestQueueRunHoldsOnAnEndpointThatFailsItsFirstCall(t *testing.T) {
+	noKeys(t)
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	ws := t.TempDir()
+	for _, task := range []string{"first task", "second task"} {
+		if res := runCLI(t, "", "queue", "add", "--workspace", ws, task); res.code != 0 {
+			t.Fatalf("queue add: %+v", res)
+		}
+	}
+	res := runCLI(t, "", "queue", "run", "--workspace", ws, "--guild", testGuild, "--no-input", "--base-url", notFound.URL)
+	if res.code != exitUsage || !strings.Contains(res.stderr, "never answered") || !strings.Contains(res.stderr, "The queue holds until the endpoint answers") {
+		t.Fatalf("exit %d\n%s", res.code, transcript(res, ws))
+	}
+	ls := runCLI(t, "", "queue", "ls", "--workspace", ws)
+	if strings.Count(ls.stdout, "waiting") != 2 || strings.Contains(ls.stdout, "error") {
+		t.Errorf("after the hold:\n%s", ls.stdout)
+	}
+	if ids := runIDs(t, ws); len(ids) != 1 {
+		t.Errorf("runs %v: only the first item was tried", ids)
+	}
+}
