@@ -100,7 +100,7 @@ func TestConsoleShowsTheEndpointDialogAndRecovers(t *testing.T) {
 	c.keys("Escape")
 	time.Sleep(300 * time.Millisecond) // so that N is not read as alt+N
 	c.keys("N")
-	c.waitFor("Notes from start-up (1)", "could not list models", "continuing with the configured model")
+	c.waitFor("Notes from start-up (2)", "could not list models", "the queue waits for the model endpoint")
 	c.keys("Escape", "q")
 	ids, _ := (store.Workspace{Dir: ws}).ListRunIDs()
 	if len(ids) != 1 {

@@ -266,6 +266,10 @@ func Proxy(t testing.TB, target string, rewrite func(body map[string]any)) strin
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			r := pr.Out
+			// llama-server drops kept-alive connections after a slow reply
+			// without saying so: let the proxy's transport replay a call
+			// on a fresh one, as Guildhall's own client does.
+			r.Header["X-Idempotency-Key"] = nil
 			if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 				return
 			}
@@ -279,6 +283,7 @@ func Proxy(t testing.TB, target string, rewrite func(body map[string]any)) strin
 				}
 			}
 			r.Body = io.NopCloser(bytes.NewReader(raw))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
 			r.ContentLength = int64(len(raw))
 			r.Header.Set("Content-Length", strconv.Itoa(len(raw)))
 		},

@@ -67,16 +67,19 @@ func TestLlamaServerOverflowIsAContextRejection(t *testing.T) {
 // TestLlamaServerStreamsToolCalls: with --jinja the tool-call model's calls
 // arrive as streamed tool_calls deltas that assemble into calls of the
 // offered tool with JSON-object arguments. A proxy adds tool_choice
-// "required" (which a run never sends) so that the random model calls a
-// tool every time instead of one reply in six.
+// "required" and parallel_tool_calls false (which a run never sends) so
+// that the random model calls one tool every time instead of one reply in
+// six; a reply the token limit cuts inside its call is asked again.
 func TestLlamaServerStreamsToolCalls(t *testing.T) {
 	srv := llamatest.Start(t, llamatest.ToolCall, 4096)
-	base := llamatest.Proxy(t, srv.URL, func(b map[string]any) { b["tool_choice"] = "required" }) + "/v1"
+	base := llamatest.Proxy(t, srv.URL, func(b map[string]any) {
+		b["tool_choice"], b["parallel_tool_calls"], b["temperature"] = "required", false, 0.2
+	}) + "/v1"
 	p := NewOpenAIChat(Config{BaseURL: base, RequestTimeout: 60 * time.Second})
 	tools := []ToolSpec{{Name: "get_weather", Description: "Get the weather for a city",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}}
 	var streamed strings.Builder
-	for try := range 4 {
+	for try := range 6 {
 		resp, err := p.Complete(context.Background(), Request{MaxTokens: 100, Tools: tools, Messages: []Message{{Role: "user", Content: "Weather in Paris?"}}},
 			func(d Delta) { streamed.WriteString(d.Content) })
 		if pe := AsError(err); pe != nil && pe.Category == CategoryMalformed {
@@ -99,5 +102,5 @@ func TestLlamaServerStreamsToolCalls(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("four replies were cut inside their tool calls")
+	t.Fatal("six replies were cut inside their tool calls")
 }
