@@ -203,6 +203,9 @@ func (m *Model) keySettingsForm(k tea.KeyMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
 		e.form = nil
+		if e.problem == "" {
+			m.endpoint = nil // opened for the settings alone (E)
+		}
 		return nil
 	case "tab", "down":
 		f.focus = (f.focus + 1) % len(f.fields)

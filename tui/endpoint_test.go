@@ -178,7 +178,7 @@ func TestEndpointDialogWhenARunNeverReachedItsEndpoint(t *testing.T) {
 	tm.Send(keyMsg("esc"))
 	tm.Send(keyMsg("q"))
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
-	if b := ansi.Strip(final.banner()); !strings.Contains(b, "E says why") {
+	if b := ansi.Strip(final.banner()); !strings.Contains(b, "E shows why") {
 		t.Errorf("with the dialog closed, the banner is %q", b)
 	}
 }
@@ -237,6 +237,14 @@ func TestEndpointAndNotesDialogsFitSmallTerminals(t *testing.T) {
 			plain := ansi.Strip(frame)
 			if name == "endpoint" && !strings.Contains(plain, "r retry") || name == "notes" && !strings.Contains(plain, "esc close") {
 				t.Errorf("%s %v: the keys are cut off:\n%s", name, size, plain)
+			}
+			if name == "endpoint" && size[0] == 80 {
+				// With the dialog closed, the banner says how to get it back,
+				// whole at 80 columns.
+				m.Update(keyMsg("esc"))
+				if b := ansi.Strip(m.banner()); ansi.StringWidth(b) > 80 || !strings.Contains(b, "E shows why") {
+					t.Errorf("banner %q", b)
+				}
 			}
 		}
 	}

@@ -128,7 +128,7 @@ func (m *Model) banner() string {
 		return styleBanner.Render(queuedQuestionsBanner(n))
 	}
 	if m.endpointProblem != "" {
-		return styleBanner.Render("⚠ The model endpoint did not answer: E says why and lets you retry or change it.")
+		return styleBanner.Render("⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
 	}
 	if s := healthCopy(m.health); s != "" {
 		return styleBanner.Render(s)
