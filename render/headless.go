@@ -22,6 +22,9 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if p.ContinuesFrom != "" {
 			s += " (continues " + SanitizeLine(p.ContinuesFrom) + ")"
 		}
+		if p.WindowWarning != "" {
+			s += " · ⚠ " + SanitizeLine(p.WindowWarning)
+		}
 		return s, true
 	case event.RoleStart:
 		var p event.RoleStartPayload
@@ -84,10 +87,24 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if p.StatusCode != 0 {
 			s += fmt.Sprintf(" HTTP %d", p.StatusCode)
 		}
+		if p.Message != "" {
+			s += ": " + clip(p.Message, 200)
+		}
 		if p.Retrying {
 			s += ", retrying"
 		}
 		return s, true
+	case event.ToolCallsIgnored:
+		var p event.ToolCallsIgnoredPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		var tools []string
+		for _, t := range p.Tools {
+			tools = append(tools, fmt.Sprintf("%s ×%d", SanitizeLine(t.Tool), t.Count))
+		}
+		return fmt.Sprintf("! %s: %d tool calls after %s were not run (%s): %s", SanitizeLine(p.RoleID), p.Count, SanitizeLine(p.After),
+			clip(strings.Join(tools, ", "), 120), clip(p.Reason, 120)), true
 	case event.LLMUnavailable, event.ContextBudgetExceeded, event.UnknownTool, event.InvalidToolCall:
 		var p event.FailurePayload
 		if e.Decode(&p) != nil {

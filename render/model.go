@@ -102,6 +102,8 @@ type Annotation struct {
 	PromptTokens    int        `json:"promptTokens,omitempty"`
 	EffectiveBudget int        `json:"effectiveBudget,omitempty"`
 	DroppedMessages int        `json:"droppedMessages,omitempty"`
+	// Count is how many calls a tool_calls_ignored note is about.
+	Count int `json:"count,omitempty"`
 }
 
 // maxAnnotations bounds the notes kept on one invocation; a provider that

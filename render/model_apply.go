@@ -177,6 +177,11 @@ func (m *Model) Apply(e event.Event) {
 		if ok = decode(e, &p); ok {
 			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Tool: p.Tool})
 		}
+	case event.ToolCallsIgnored:
+		var p event.ToolCallsIgnoredPayload
+		if ok = decode(e, &p); ok {
+			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Tool: p.After, Count: p.Count})
+		}
 	case event.DepthExceeded:
 		var p event.DepthExceededPayload
 		if ok = decode(e, &p); ok {

@@ -348,10 +348,12 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.Model.ContextWindow < 0 {
 		c.errorf(at("model", "contextWindow"), "model.contextWindow must be a positive number of tokens")
 	}
-	// maxTokens is held against the window only when a file set the
-	// window: otherwise the window comes from the server's model list at
-	// start (CheckGenerationFits runs then), as in the original.
-	if d.Model.Generation.MaxTokens < 0 || (d.Origin("model.contextWindow") != "" && d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
+	// maxTokens is held against the window only when files set both: a
+	// window from the server's model list is checked at start
+	// (CheckGenerationFits runs then), as in the original, and an unset
+	// maxTokens is fitted to the window (OutputReserve).
+	setBoth := d.Origin("model.contextWindow") != "" && d.Origin("model.generation.maxTokens") != ""
+	if d.Model.Generation.MaxTokens < 0 || (setBoth && d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
 		c.errorf(at("model", "generation", "maxTokens"), "model.generation.maxTokens must be positive and smaller than model.contextWindow")
 	}
 	switch d.Logging.Level {
@@ -463,7 +465,9 @@ func (d *Deployment) handlerRoles() []handlerRole {
 // each number came from.
 func (d *Deployment) CheckGenerationFits() error {
 	max, window := d.Model.Generation.MaxTokens, d.Model.ContextWindow
-	if window <= 0 || max < window {
+	// An unset maxTokens is not the operator's choice: OutputReserve fits
+	// the built-in default to the window instead.
+	if window <= 0 || max < window || d.Origin("model.generation.maxTokens") == "" {
 		return nil
 	}
 	from := func(path, fallback string) string { return cmp.Or(d.Origin(path), fallback) }

@@ -99,6 +99,10 @@ type Options struct {
 	// still applies); nil means this process's. bench gives each
 	// benchmark its own PATH, HOME and TMPDIR.
 	Environ []string
+	// StartProbe is how the start-up model list failed (nil when it
+	// answered or was not tried): part of the message when the endpoint
+	// never answers.
+	StartProbe error
 }
 
 // Outcome is how a run ended.
@@ -111,6 +115,9 @@ type Outcome struct {
 	Stopped bool
 	// Parked is the question a parked run stopped on.
 	Parked *event.AskHumanPayload
+	// Endpoint is set when the run ended because its model endpoint never
+	// answered in this process: a setup problem, with what was tried.
+	Endpoint *provider.Unanswered
 }
 
 // errStopped unwinds the role stack without finishing any role, leaving the
@@ -160,6 +167,12 @@ type Run struct {
 	// terminal run_status: the result card is on every screen while the
 	// run still writes its records.
 	concluded atomic.Bool
+	// failing counts failed model calls since the last success (endpoint.go);
+	// unanswered is set when the endpoint never answered (errEndpoint), and
+	// halt is the card when the relapses ran out (errHalted).
+	failing    failStreak
+	unanswered *provider.Unanswered
+	halt       event.Card
 }
 
 // ID is the run id.
@@ -267,7 +280,7 @@ func Create(opts Options) (*Run, error) {
 	r.emit(event.RunStarted, event.RunStartedPayload{
 		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
 		ContinuesFrom: opts.ContinuesFrom, EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name,
-		WorkspaceConfig: opts.WorkspaceConfig,
+		WorkspaceConfig: opts.WorkspaceConfig, WindowWarning: WindowWarning(opts.Guild, opts.Deployment),
 	})
 	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
 	return r, nil
@@ -382,6 +395,23 @@ func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 }
 
 func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
+	if errors.Is(err, errEndpoint) && r.loggedStart != nil {
+		// A resumed run keeps its checkpoint: the work in it is worth more
+		// than a setup problem of this process.
+		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "the model endpoint never answered; the run is still resumable from its checkpoint"})
+		_ = r.log.Sync()
+		return Outcome{RunID: r.id, Status: store.StatusRunning, Stopped: true, Endpoint: r.unanswered}, nil
+	}
+	if errors.Is(err, errEndpoint) {
+		// A fresh run holds nothing worth resuming: it ends marked, with
+		// no checkpoint, so nothing offers to resume it later.
+		card, err = endpointCard(r.unanswered), nil
+		r.unwindAll(card)
+	}
+	if errors.Is(err, errHalted) {
+		card, err = r.halt, nil
+		r.unwindAll(card)
+	}
 	if errors.Is(err, errStopped) && r.parked != nil {
 		card, err = event.Card{Status: store.StatusNeedsClarification, Summary: "Waiting for an answer to: " + r.parked.Question}, nil
 		r.unwindAll(card)
@@ -423,7 +453,7 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		return Outcome{RunID: r.id}, err
 	}
 	r.removeCheckpoint()
-	return Outcome{RunID: r.id, Status: status, Card: &card, Parked: r.parked}, r.logErr
+	return Outcome{RunID: r.id, Status: status, Card: &card, Parked: r.parked, Endpoint: r.unanswered}, r.logErr
 }
 
 // unwindAll finishes every frame above the entry role with card, so each

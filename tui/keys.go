@@ -26,6 +26,8 @@ func keyHelp() [][2]string {
 		{"?", "this help"},
 		{"esc", "close the overlay on top"},
 		{"q / ctrl+c", "quit (asks first while a run is live)"},
+		{"E", "model endpoint: why it did not answer, or its settings"},
+		{"N", "notes from start-up"},
 		{"Watch", ""},
 		{"tab", "toggle Flow / Sequence"},
 		{"↑↓ / j k", "move the selection (nodes or messages)"},
@@ -47,6 +49,7 @@ func keyHelp() [][2]string {
 		{"tab", "switch inquiry / plan change (interrupt)"},
 		{"d / c", "result: technical details / copy raw error (OSC 52)"},
 		{"/ n", "transcript: search / next match"},
+		{"r / e", "endpoint dialog: retry / edit the settings"},
 		{"History", ""},
 		{"enter / o", "expand a run / open it in Watch"},
 		{"r", "resume a run that stopped before finishing"},
@@ -143,6 +146,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.keyConfirm(key)
 	case m.help:
 		return m.keyPager(key, &m.helpScroll, func() { m.help, m.helpScroll = false, 0 }, "?")
+	case m.endpoint != nil:
+		return m.keyEndpoint(k)
+	case m.notes != nil:
+		return m.keyPager(key, &m.notes.scroll, func() { m.notes = nil }, "N")
 	case m.queue.answer != nil:
 		return m.keyQueueAnswer(k)
 	case m.queue.edit != nil:
@@ -223,7 +230,7 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "?":
 		m.help = true
 	case "esc":
-		m.notice = ""
+		m.notice, m.notesUnseen = "", false
 	case "1", "w":
 		m.screen = screenWatch
 	case "2", "H":
@@ -237,6 +244,16 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "L":
 		m.res = m.res.WithTier(m.res.Tier().Next())
 		m.notice = "Labels: " + string(m.res.Tier())
+	case "E":
+		if m.endpointProblem != "" {
+			m.endpoint = &endpointState{problem: m.endpointProblem}
+		} else if m.opts.Endpoint != nil && !m.runLive() {
+			m.endpoint = &endpointState{form: newSettingsForm(m.opts.Endpoint.Settings())}
+		}
+	case "N":
+		if len(m.opts.Notes) > 0 {
+			m.notes, m.notesUnseen = &notesState{}, false
+		}
 	case "a":
 		if len(m.questions) > 0 {
 			m.qHidden = false

@@ -127,8 +127,14 @@ func (m *Model) banner() string {
 		}
 		return styleBanner.Render(queuedQuestionsBanner(n))
 	}
+	if m.endpointProblem != "" {
+		return styleBanner.Render("⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
+	}
 	if s := healthCopy(m.health); s != "" {
 		return styleBanner.Render(s)
+	}
+	if m.notesUnseen {
+		return notesBanner(m.opts.Notes, m.opts.Setup)
 	}
 	if m.notice != "" {
 		return styleFaint.Render(m.notice)
@@ -222,6 +228,10 @@ func (m *Model) overlayBox() []string {
 		return boxed("Confirm", []string{m.confirm.prompt, "", keyHint("y", "yes", "n", "no")}, min(w, 70))
 	case m.help:
 		return m.helpBox(w)
+	case m.endpoint != nil:
+		return m.endpointBox(w)
+	case m.notes != nil:
+		return m.notesBox(w)
 	case m.queue.answer != nil:
 		return m.queueAnswerBox(w)
 	case m.queue.edit != nil:
@@ -516,7 +526,7 @@ func (m *Model) inspectorBox(w int) []string {
 			lines = append(lines, kv("This call", metricsLine(op.Metrics)))
 		}
 		for _, a := range op.Annotations {
-			lines = append(lines, kv("Note", render.SanitizeLine(string(a.Type)+" "+a.Category+" "+a.Tool)))
+			lines = append(lines, kv("Note", annotationText(a)))
 		}
 		if strings.TrimSpace(op.Details) != "" {
 			lines = append(lines, "", styleTitle.Render("Details"))
@@ -526,6 +536,14 @@ func (m *Model) inspectorBox(w int) []string {
 	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
 	body = append(body, keyHint("↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "esc", "close"))
 	return boxed(title, body, w)
+}
+
+// annotationText is one note on an operation, as plain sanitised text.
+func annotationText(a render.Annotation) string {
+	if a.Type == event.ToolCallsIgnored {
+		return render.SanitizeLine(fmt.Sprintf("%d tool calls after %s in the same reply were not run", a.Count, a.Tool))
+	}
+	return render.SanitizeLine(string(a.Type) + " " + a.Category + " " + a.Tool)
 }
 
 func kv(k, v string) string { return styleFaint.Render(fmt.Sprintf("%-12s", k)) + v }

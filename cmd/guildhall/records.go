@@ -297,6 +297,9 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 				return err
 			}
 			s.notes = append(s.notes, setupDrift(m, s)...)
+			if err := s.requireEndpoint(); err != nil {
+				return err
+			}
 			return headlessResume(ctx, cmd, common, rf, s, args[0])
 		},
 	}

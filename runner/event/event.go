@@ -67,6 +67,9 @@ const (
 	// tools, failed to start, exited, or unresponsive. Every view shows
 	// the failures as a banner.
 	MCPServer Type = "mcp_server"
+	// ToolCallsIgnored records the tool calls of a reply that were not run
+	// because an earlier call in the same reply (finish) ended the role.
+	ToolCallsIgnored Type = "tool_calls_ignored"
 )
 
 // Event is one line of log.jsonl: {timestamp, type, payload}.
@@ -141,6 +144,9 @@ type RunStartedPayload struct {
 	// WorkspaceConfig is the trust decision about the workspace's own
 	// guild and deployment files, when it has any.
 	WorkspaceConfig *WorkspaceConfig `json:"workspaceConfig,omitempty"`
+	// WindowWarning, when set, says the model's context window is too small
+	// for the guild's opening prompts, and how to fix that.
+	WindowWarning string `json:"windowWarning,omitempty"`
 }
 
 // WorkspaceConfig records whether a workspace's own configuration files
@@ -481,6 +487,34 @@ type ProviderFailurePayload struct {
 	Attempt    int    `json:"attempt"`
 	Retrying   bool   `json:"retrying"`
 	Body       string `json:"body,omitempty"`
+	// Message is the failure's own message: the server's error message
+	// (from the body) or this machine's (connection refused), or why a
+	// reply was unusable. At most MaxFailureMessage characters; views
+	// sanitise it like every outside string.
+	Message string `json:"message,omitempty"`
+}
+
+// MaxFailureMessage caps ProviderFailurePayload.Message.
+const MaxFailureMessage = 300
+
+// ToolCallsIgnoredPayload lists the calls of one reply that were not run,
+// in order, and why.
+type ToolCallsIgnoredPayload struct {
+	Role   string `json:"role"`
+	RoleID string `json:"roleId,omitempty"`
+	// After is the call that ended the turn ("finish").
+	After string `json:"after"`
+	// Count is how many calls were not run; Tools counts them per tool, in
+	// order of first appearance.
+	Count  int         `json:"count"`
+	Tools  []ToolCount `json:"tools"`
+	Reason string      `json:"reason"`
+}
+
+// ToolCount is how many calls one tool got.
+type ToolCount struct {
+	Tool  string `json:"tool"`
+	Count int    `json:"count"`
 }
 
 // EgressPayload is one egress attempt: the host and port asked for, whether
