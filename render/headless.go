@@ -22,6 +22,9 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if p.ContinuesFrom != "" {
 			s += " (continues " + SanitizeLine(p.ContinuesFrom) + ")"
 		}
+		if p.WindowWarning != "" {
+			s += " · ⚠ " + SanitizeLine(p.WindowWarning)
+		}
 		return s, true
 	case event.RoleStart:
 		var p event.RoleStartPayload
@@ -84,10 +87,24 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if p.StatusCode != 0 {
 			s += fmt.Sprintf(" HTTP %d", p.StatusCode)
 		}
+		if p.Message != "" {
+			s += ": " + clip(p.Message, 200)
+		}
 		if p.Retrying {
 			s += ", retrying"
 		}
 		return s, true
+	case event.ToolCallsIgnored:
+		var p event.ToolCallsIgnoredPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		var tools []string
+		for _, t := range p.Tools {
+			tools = append(tools, fmt.Sprintf("%s ×%d", SanitizeLine(t.Tool), t.Count))
+		}
+		return fmt.Sprintf("! %s: %d tool calls after %s were not run (%s): %s", SanitizeLine(p.RoleID), p.Count, SanitizeLine(p.After),
+			clip(strings.Join(tools, ", "), 120), clip(p.Reason, 120)), true
 	case event.LLMUnavailable, event.ContextBudgetExceeded, event.UnknownTool, event.InvalidToolCall:
 		var p event.FailurePayload
 		if e.Decode(&p) != nil {
@@ -100,6 +117,12 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 			return "", false
 		}
 		return EgressLine(p), true
+	case event.MCPServer:
+		var p event.MCPServerPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return MCPServerLine(p), true
 	case event.RunStatus:
 		var p event.RunStatusPayload
 		if e.Decode(&p) != nil {
@@ -162,4 +185,24 @@ func EgressLine(p event.EgressPayload) string {
 		s += ": " + clip(p.Reason, 120)
 	}
 	return s
+}
+
+// MCPServerLine is an MCP server's change of state as a plain line: a
+// ready server with its tool count, what it left out and the granted
+// tools it does not offer; a failed, exited or unresponsive one marked
+// "!" with the reason. The banner of the TUI and the browser says the
+// same. Every string is the deployment's or the server's: sanitized.
+func MCPServerLine(p event.MCPServerPayload) string {
+	name := SanitizeLine(p.Server)
+	if p.State == "ready" {
+		s := fmt.Sprintf("  mcp server %s ready: %d tools", name, p.Tools)
+		if n := len(p.Skipped); n > 0 {
+			s += fmt.Sprintf(" (%d left out: %s)", n, clip(strings.Join(p.Skipped, "; "), 160))
+		}
+		if len(p.Missing) > 0 {
+			s += "; granted but not offered: " + clip(strings.Join(p.Missing, ", "), 160)
+		}
+		return s
+	}
+	return fmt.Sprintf("! mcp server %s %s: %s", name, SanitizeLine(p.State), clip(p.Message, 300))
 }

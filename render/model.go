@@ -102,6 +102,8 @@ type Annotation struct {
 	PromptTokens    int        `json:"promptTokens,omitempty"`
 	EffectiveBudget int        `json:"effectiveBudget,omitempty"`
 	DroppedMessages int        `json:"droppedMessages,omitempty"`
+	// Count is how many calls a tool_calls_ignored note is about.
+	Count int `json:"count,omitempty"`
 }
 
 // maxAnnotations bounds the notes kept on one invocation; a provider that
@@ -236,6 +238,10 @@ type Model struct {
 	questions map[string]int // ask_human id -> call op
 	delegated map[string]string
 	runTask   string
+	// sawRunStarted is set by run_started: Guildhall's logs open with it, the
+	// original system's do not, and then the entry role's start and
+	// finish are the run's.
+	sawRunStarted bool
 
 	interrupts, askers, answerers, synthetic int
 

@@ -83,7 +83,7 @@ func (m *Model) Apply(e event.Event) {
 	case event.AgentCall:
 		var p event.AgentCallPayload
 		if ok = decode(e, &p); ok && p.Task != "" {
-			key := p.ParentID
+			key := p.ParentInstance()
 			if key == "" {
 				key = p.Parent
 			}
@@ -93,6 +93,9 @@ func (m *Model) Apply(e event.Event) {
 		var p event.RoleStartPayload
 		if ok = decode(e, &p) && p.Role != ""; ok {
 			m.roleStart(p, ts)
+			if !m.sawRunStarted && m.Status == "" {
+				m.Status = "running"
+			}
 		}
 	case event.RoleFinished:
 		var p event.RoleFinishedPayload
@@ -173,6 +176,11 @@ func (m *Model) Apply(e event.Event) {
 		var p event.FailurePayload
 		if ok = decode(e, &p); ok {
 			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Tool: p.Tool})
+		}
+	case event.ToolCallsIgnored:
+		var p event.ToolCallsIgnoredPayload
+		if ok = decode(e, &p); ok {
+			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Tool: p.After, Count: p.Count})
 		}
 	case event.DepthExceeded:
 		var p event.DepthExceededPayload
@@ -518,6 +526,7 @@ func (m *Model) updateActive() {
 
 func (m *Model) runStarted(p event.RunStartedPayload, ts time.Time) {
 	m.ensureMain(ts)
+	m.sawRunStarted = true
 	m.RunID = p.RunID
 	m.Status = "running"
 	m.runTask = p.Task
@@ -581,8 +590,9 @@ func (m *Model) roleStart(p event.RoleStartPayload, ts time.Time) {
 	// The caller is the named parent when it is open on this stack, else the
 	// innermost open role; a fresh interrupt stack's first call comes from
 	// its root.
-	for k := len(f.chain) - 1; k >= 0 && p.ParentID != ""; k-- {
-		if m.Operations[f.chain[k]].Destination == p.ParentID {
+	parent := p.ParentInstance()
+	for k := len(f.chain) - 1; k >= 0 && parent != ""; k-- {
+		if m.Operations[f.chain[k]].Destination == parent {
 			pos = k
 			break
 		}
@@ -650,7 +660,22 @@ func (m *Model) roleFinished(p event.RoleFinishedPayload, ts time.Time) bool {
 		errKind = p.Error.Kind
 	}
 	m.newReturn(f, status, errKind, textDetails(finishDetails(p)), ts)
+	if !m.sawRunStarted && p.Depth == 0 && stackID == m.Stacks[0].ID {
+		m.runStatus(event.RunStatusPayload{Status: runStatusOf(status, errKind)}, ts)
+	}
 	return true
+}
+
+// runStatusOf is the run status an entry role's card gives, as the
+// original system records it (a log of its has no run_status).
+func runStatusOf(status, errKind string) string {
+	switch {
+	case errKind == "interrupted":
+		return "interrupted"
+	case status == "success", status == "needs_clarification":
+		return status
+	}
+	return "error"
 }
 
 func (m *Model) llmCall(p llmCallFields, ts time.Time) bool {

@@ -19,10 +19,11 @@ const (
 	noticeExceeded  = "[Platform notice — context window exceeded]"
 )
 
-// effectiveBudget is min(contextWindow − maxTokens, learned ceiling).
+// effectiveBudget is min(contextWindow − the output reserve, learned
+// ceiling).
 func (r *Run) effectiveBudget() int {
 	m := r.opts.Deployment.Model
-	b := m.ContextWindow - m.Generation.MaxTokens
+	b := m.ContextWindow - r.opts.Deployment.OutputReserve()
 	if m.ContextWindow <= 0 {
 		b = 0
 	}

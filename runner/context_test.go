@@ -334,7 +334,11 @@ func TestEditContextProtectsMessagesZeroAndOne(t *testing.T) {
 		{[]editOp{{Op: "drop", Start: ip(3), End: ip(4)}}, "tool result"},
 		{[]editOp{{Op: "drop", Start: ip(2), End: ip(9)}}, "must be non-empty"},
 		{[]editOp{{Op: "drop", Start: ip(2), End: ip(4)}}, ""},
-		{[]editOp{{Type: "drop", Range: []int{2, 3}}}, ""},
+		// The original's range is [start, end): [2, 4] is messages 2
+		// and 3, and [2, 3] would strand the tool result at 3.
+		{[]editOp{{Type: "drop", Range: []int{2, 4}}}, ""},
+		{[]editOp{{Op: "drop", Range: []int{2, 3}}}, "without their call"},
+		{[]editOp{{Op: "strip_reasoning", Range: []int{2, 2}}}, "must be non-empty"},
 	}
 	for i, c := range cases {
 		got := validateEdits(h, len(h), c.ops)
@@ -342,9 +346,9 @@ func TestEditContextProtectsMessagesZeroAndOne(t *testing.T) {
 			t.Errorf("case %d: validateEdits = %q, want containing %q", i, got, c.want)
 		}
 	}
-	out := applyEdits(h, []editOp{{Type: "drop", Range: []int{2, 3}}})
-	if len(out) != 3 || wellFormed(out) != nil {
-		t.Fatalf("original-style inclusive range drop: %+v", out)
+	out := applyEdits(h, []editOp{{Type: "drop", Range: []int{2, 4}}})
+	if len(out) != 3 || out[2].Role != "user" || wellFormed(out) != nil {
+		t.Fatalf("original-style half-open range drop: %+v", out)
 	}
 }
 

@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/guildhall/guildhall/runner/mcp"
 	"github.com/guildhall/guildhall/tools"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -87,6 +91,14 @@ type ContextPolicy struct {
 	MaxToolOutputChars int `json:"maxToolOutputChars,omitempty"`
 }
 
+// LoggingConfig is deployment.json's logging section (the original
+// system's): the default log level of runs, below the run's own choice
+// and the project setting.
+type LoggingConfig struct {
+	// Level is "full" or "standard"; "" leaves the default, full.
+	Level string `json:"level,omitempty"`
+}
+
 // WebSearchSection is deployment.json's webSearch section: where
 // web_search sends queries. Kagi's key comes from the environment.
 type WebSearchSection struct {
@@ -101,11 +113,17 @@ type Deployment struct {
 	Model         ModelConfig    `json:"model"`
 	Executor      ExecutorConfig `json:"executor"`
 	ContextPolicy ContextPolicy  `json:"contextPolicy"`
+	Logging       LoggingConfig  `json:"logging"`
 	// Sandbox confines the subprocess tools (Guildhall addition; see
 	// tools/sandbox and docs/security.md); its network allowlist also
 	// governs the web tools.
 	Sandbox   sandbox.Config   `json:"sandbox"`
 	WebSearch WebSearchSection `json:"webSearch"`
+	// MCPServers are the Model Context Protocol servers whose tools roles
+	// may be granted as server.tool (Guildhall addition; see
+	// runner/mcp and docs/mcp.md). A later file replaces a server of the
+	// same name whole, never merging its env or headers into another's.
+	MCPServers map[string]mcp.Config `json:"mcpServers,omitempty"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -155,6 +173,12 @@ func (d *Deployment) clone() *Deployment {
 		c.Executor.ProviderHealth.AutoResume = &v
 	}
 	c.Executor.PassEnv = append([]string(nil), d.Executor.PassEnv...)
+	if d.MCPServers != nil {
+		c.MCPServers = make(map[string]mcp.Config, len(d.MCPServers))
+		for k, v := range d.MCPServers {
+			c.MCPServers[k] = v
+		}
+	}
 	c.Files = append([]string(nil), d.Files...)
 	c.SetBy = make(map[string]string, len(d.SetBy))
 	for k, v := range d.SetBy {
@@ -210,8 +234,14 @@ var deploymentShape = shape{
 		"passEnv":           nil,
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
+	"logging":       shape{"level": nil},
 	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
+	"mcpServers": shape{"*": shape{
+		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
+		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
+		"startTimeoutSeconds": nil,
+	}},
 }
 
 // secretKeyNames are keys that would put a credential in a file.
@@ -259,6 +289,7 @@ func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deploymen
 	}
 	d.Source = file
 	c.decodeInto(root, d, "deployment")
+	markMCPOrigins(d, root, file)
 	recordOrigins(d, root, "", file)
 	d.Files = append(d.Files, file)
 	sum := sha256.Sum256(data)
@@ -290,8 +321,17 @@ func recordOrigins(d *Deployment, n *jnode, prefix, file string) {
 	}
 }
 
-func findSecrets(c *checker, n *jnode) {
+// findSecrets refuses keys that would put a Guildhall credential in the
+// file. An MCP server's env and headers are exempt: they are where the
+// operator gives a server its own token, which reaches only that server
+// and is redacted from every record.
+func findSecrets(c *checker, n *jnode) { findSecretsAt(c, n, nil) }
+
+func findSecretsAt(c *checker, n *jnode, path []string) {
 	if n == nil {
+		return
+	}
+	if len(path) == 3 && path[0] == "mcpServers" && (path[2] == "env" || path[2] == "headers") {
 		return
 	}
 	for _, f := range n.keys {
@@ -299,10 +339,10 @@ func findSecrets(c *checker, n *jnode) {
 			c.errorf(f.offset, "%q looks like a credential; keys never go in a file: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GUILDHALL_API_KEY in the environment, or use /run/secrets", f.key)
 			continue
 		}
-		findSecrets(c, f.value)
+		findSecretsAt(c, f.value, append(path[:len(path):len(path)], f.key))
 	}
 	for _, it := range n.items {
-		findSecrets(c, it)
+		findSecretsAt(c, it, append(path[:len(path):len(path)], "[]"))
 	}
 }
 
@@ -334,8 +374,18 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 			c.errorf(at("model", "price", "currency"), "model.price.currency %q is not a three-letter currency code such as USD or EUR", cur)
 		}
 	}
-	if d.Model.Generation.MaxTokens < 0 || (d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
+	// maxTokens is held against the window only when files set both: a
+	// window from the server's model list is checked at start
+	// (CheckGenerationFits runs then), as in the original, and an unset
+	// maxTokens is fitted to the window (OutputReserve).
+	setBoth := d.Origin("model.contextWindow") != "" && d.Origin("model.generation.maxTokens") != ""
+	if d.Model.Generation.MaxTokens < 0 || (setBoth && d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
 		c.errorf(at("model", "generation", "maxTokens"), "model.generation.maxTokens must be positive and smaller than model.contextWindow")
+	}
+	switch d.Logging.Level {
+	case "", "full", "standard":
+	default:
+		c.errorf(at("logging", "level"), "logging.level %q is not one of full, standard", d.Logging.Level)
 	}
 	e := d.Executor
 	if e.MaxAgentDepth < 1 {
@@ -364,6 +414,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	}
 	checkSandboxValues(c, root, d)
 	checkWebSearch(c, root, d)
+	checkMCPServers(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one
@@ -382,43 +433,73 @@ func validEnvPattern(s string) bool {
 }
 
 // CheckAgainstGuild verifies that the handler roles the deployment names
-// exist in the guild. file names the deployment for messages.
+// exist in the guild. Each problem names where the setting came from (a
+// file, an environment variable).
 func (d *Deployment) CheckAgainstGuild(g *Guild) error {
 	var errs ConfigErrors
 	check := func(field, role string) {
-		if role != "" && g.Roles[role] == nil {
-			errs = append(errs, &ConfigError{File: d.Source, Msg: field + " names role \"" + role + "\", which the guild " + g.Source + " does not have; add the role or remove the setting"})
+		if role == "" || g.Roles[role] != nil {
+			return
 		}
+		origin := cmp.Or(d.Origin(field), d.Source)
+		errs = append(errs, &ConfigError{File: origin, Msg: field + " names role " + strconv.Quote(role) + ", which the guild " + g.Source + " does not have; add the role or remove the setting"})
 	}
-	check("executor.contextHandlerRole", d.Executor.ContextHandlerRole)
-	check("executor.inquiryHandlerRole", d.Executor.InquiryHandlerRole)
-	if t := d.Executor.InterruptTriggers; t != nil {
-		check("executor.interruptTriggers.handlerRole", t.HandlerRole)
-		check("executor.interruptTriggers.planOwnerRole", t.PlanOwnerRole)
+	for _, h := range d.handlerRoles() {
+		check(h.path, *h.role)
 	}
+	errs = append(errs, d.checkMCPGrants(g)...)
 	if len(errs) > 0 {
 		return errs
 	}
 	return nil
 }
 
-// FitToGuild clears the built-in default handler roles that a guild does not
-// define, so the defaults work with any guild. Only for built-in defaults: a
-// deployment file that names a missing role is an error (CheckAgainstGuild).
+// FitToGuild clears the built-in default handler roles that a guild does
+// not define, so the defaults work with any guild. A handler role a file
+// or the environment set is never cleared: CheckAgainstGuild reports it.
 func (d *Deployment) FitToGuild(g *Guild) {
-	if g.Roles[d.Executor.ContextHandlerRole] == nil {
-		d.Executor.ContextHandlerRole = ""
-	}
-	if g.Roles[d.Executor.InquiryHandlerRole] == nil {
-		d.Executor.InquiryHandlerRole = ""
-	}
-	if t := d.Executor.InterruptTriggers; t != nil {
-		if g.Roles[t.HandlerRole] == nil {
-			d.Executor.InterruptTriggers = nil
-		} else if g.Roles[t.PlanOwnerRole] == nil {
-			t.PlanOwnerRole = ""
+	for _, h := range d.handlerRoles() {
+		if *h.role != "" && g.Roles[*h.role] == nil && d.Origin(h.path) == "" {
+			*h.role = ""
 		}
 	}
+	if t := d.Executor.InterruptTriggers; t != nil && t.HandlerRole == "" {
+		d.Executor.InterruptTriggers = nil
+	}
+}
+
+type handlerRole struct {
+	path string
+	role *string
+}
+
+func (d *Deployment) handlerRoles() []handlerRole {
+	out := []handlerRole{
+		{"executor.contextHandlerRole", &d.Executor.ContextHandlerRole},
+		{"executor.inquiryHandlerRole", &d.Executor.InquiryHandlerRole},
+	}
+	if t := d.Executor.InterruptTriggers; t != nil {
+		out = append(out, handlerRole{"executor.interruptTriggers.handlerRole", &t.HandlerRole},
+			handlerRole{"executor.interruptTriggers.planOwnerRole", &t.PlanOwnerRole})
+	}
+	return out
+}
+
+// CheckGenerationFits verifies that the completion budget leaves room in
+// the context window, once the window is known: configured, reported by
+// the server's model list, or the built-in default. The message says where
+// each number came from.
+func (d *Deployment) CheckGenerationFits() error {
+	max, window := d.Model.Generation.MaxTokens, d.Model.ContextWindow
+	// An unset maxTokens is not the operator's choice: OutputReserve fits
+	// the built-in default to the window instead.
+	if window <= 0 || max < window || d.Origin("model.generation.maxTokens") == "" {
+		return nil
+	}
+	from := func(path, fallback string) string { return cmp.Or(d.Origin(path), fallback) }
+	return &ConfigError{File: from("model.generation.maxTokens", d.Source), Msg: fmt.Sprintf(
+		"model.generation.maxTokens %d leaves no room for the prompt in a context window of %d tokens (model.contextWindow, from %s); lower maxTokens or set model.contextWindow",
+		max, window, from("model.contextWindow", "the built-in default: the server did not report a window"))}
 }
 
 // validCurrency accepts an ISO 4217 style code: three ASCII capitals.

@@ -29,6 +29,10 @@ type HealthView struct {
 type Health struct {
 	mu   sync.Mutex
 	view HealthView
+	// answered is set once the endpoint answered in this process (a model
+	// list at start, or any reply): until then a failure is a setup
+	// problem, not an outage to wait out.
+	answered bool
 }
 
 // NewHealth starts in the ok state.
@@ -44,8 +48,24 @@ func (h *Health) Snapshot() HealthView {
 func (h *Health) success(at time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.answered = true
 	t := at.UTC()
 	h.view = HealthView{State: HealthOK, LastSuccessAt: &t, LastFailureAt: h.view.LastFailureAt}
+}
+
+// markAnswered records that the endpoint answered (a well-formed reply
+// that was still unusable, or the start-up probe).
+func (h *Health) markAnswered() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.answered = true
+}
+
+// hasAnswered reports whether the endpoint ever answered in this process.
+func (h *Health) hasAnswered() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.answered
 }
 
 func (h *Health) failure(at time.Time, category string) int {

@@ -13,7 +13,14 @@ import (
 	"github.com/guildhall/guildhall/store"
 )
 
+// faultSession is a session on the fake whose start-up probe answered, as
+// the CLI's does before it opens one: failures after that are outages.
 func faultSession(t *testing.T, f *fakellm.Server, health ProviderHealth) (*Session, string) {
+	t.Helper()
+	return faultSessionWith(t, f.BaseURL(), health, true)
+}
+
+func faultSessionWith(t *testing.T, base string, health ProviderHealth, answered bool) (*Session, string) {
 	t.Helper()
 	g, err := LoadGuild(os.DirFS("testdata/original"), "testdata/original")
 	if err != nil {
@@ -22,9 +29,9 @@ func faultSession(t *testing.T, f *fakellm.Server, health ProviderHealth) (*Sess
 	d := DefaultDeployment()
 	d.FitToGuild(g)
 	d.Executor.ProviderHealth = health
-	p := provider.NewOpenAIChat(provider.Config{BaseURL: f.BaseURL(), Model: "fake-model", RequestTimeout: 2 * time.Second})
+	p := provider.NewOpenAIChat(provider.Config{BaseURL: base, Model: "fake-model", RequestTimeout: 2 * time.Second})
 	dir := t.TempDir()
-	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: p, NoInput: true})
+	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: p, NoInput: true, EndpointAnswered: answered})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,8 +117,9 @@ func (r *Run) contextInfo(t *Frame) map[string]any {
 }
 
 // editOp is one edit_context operation. Both the seed manifest's names and
-// the original's (type, range with an inclusive end) are accepted, so a
-// guild written for the original runs unchanged.
+// the original's (type, range [start, end) with the end excluded, as its
+// drop splices) are accepted, so a guild written for the original runs
+// unchanged.
 type editOp struct {
 	Op      string `json:"op"`
 	Type    string `json:"type"`
@@ -142,7 +143,7 @@ func (o editOp) span() (int, int, bool) {
 	case o.Start != nil && o.End != nil:
 		return *o.Start, *o.End, true
 	case len(o.Range) == 2:
-		return o.Range[0], o.Range[1] + 1, true
+		return o.Range[0], o.Range[1], true
 	case o.Index != nil:
 		return *o.Index, *o.Index + 1, true
 	}
@@ -313,12 +314,15 @@ func (r *Run) toolReadMessageWindow(_ context.Context, f *Frame, args json.RawMe
 }
 
 func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMessage) tools.Result {
+	// query and regex are the seed manifest's names; pattern and kind
+	// ("substring", the default, or "regex") the original's.
 	var a struct {
 		TargetRole string `json:"targetRole"`
 		Query      string `json:"query"`
 		Pattern    string `json:"pattern"`
 		Field      string `json:"field"`
 		Regex      bool   `json:"regex"`
+		Kind       string `json:"kind"`
 		MaxMatches int    `json:"maxMatches"`
 	}
 	_ = json.Unmarshal(args, &a)
@@ -332,6 +336,13 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 	}
 	if q == "" {
 		return tools.Fail(tools.KindInvalidArguments, "query is empty")
+	}
+	switch a.Kind {
+	case "", "substring":
+	case "regex":
+		a.Regex = true
+	default:
+		return tools.Fail(tools.KindInvalidArguments, fmt.Sprintf("kind %q is not one of substring, regex", a.Kind))
 	}
 	expr := regexp.QuoteMeta(q)
 	if a.Regex {
@@ -352,7 +363,7 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 		Offset  int    `json:"offset"`
 		Snippet string `json:"snippet"`
 	}
-	var matches []match
+	matches := []match{} // [] rather than null when nothing matches
 	more := false
 scan:
 	for i, m := range t.History {

@@ -206,18 +206,29 @@ func lineCol(data []byte, off int64) (int, int) {
 }
 
 // shape describes the keys an object may hold. A nil sub-shape accepts any
-// value; the special key "*" describes the values of a free-form map.
+// value; the special key "*" describes the values of a free-form map, and
+// lenientKey marks a shape whose unknown keys are warnings.
 type shape map[string]shape
 
-// checker validates a jnode tree against shapes and records errors.
+// lenientKey, present in a shape, makes an unknown key there a warning
+// rather than an error (unless it is close to a known key).
+const lenientKey = "?"
+
+// checker validates a jnode tree against shapes and records errors and
+// warnings.
 type checker struct {
-	file string
-	data []byte
-	errs ConfigErrors
+	file  string
+	data  []byte
+	errs  ConfigErrors
+	warns ConfigErrors
 }
 
 func (c *checker) errorf(off int64, format string, args ...any) {
 	c.errs = append(c.errs, posError(c.file, c.data, off, fmt.Sprintf(format, args...)))
+}
+
+func (c *checker) warnf(off int64, format string, args ...any) {
+	c.warns = append(c.warns, posError(c.file, c.data, off, fmt.Sprintf(format, args...)))
 }
 
 func (c *checker) checkShape(n *jnode, s shape, where string) {
@@ -236,12 +247,63 @@ func (c *checker) checkShape(n *jnode, s shape, where string) {
 	}
 	for _, f := range n.keys {
 		sub, ok := s[f.key]
-		if !ok {
-			c.errorf(f.offset, "unknown key %q in %s; allowed keys are %s", f.key, where, keyList(s))
+		if !ok || f.key == lenientKey {
+			c.unknownKey(f, s, where)
 			continue
 		}
 		c.checkShape(f.value, sub, keyPath(where, f.key))
 	}
+}
+
+// unknownKey reports a key s does not know: an error when it looks like a
+// misspelling of a known key or s is strict, else a warning.
+func (c *checker) unknownKey(f jfield, s shape, where string) {
+	if near := nearestKey(f.key, s); near != "" {
+		c.errorf(f.offset, "unknown key %q in %s; did you mean %q? (allowed keys are %s)", f.key, where, near, keyList(s))
+		return
+	}
+	if _, lenient := s[lenientKey]; lenient {
+		c.warnf(f.offset, "unknown key %q in %s is ignored, as the original system ignores it; known keys are %s", f.key, where, keyList(s))
+		return
+	}
+	c.errorf(f.offset, "unknown key %q in %s; allowed keys are %s", f.key, where, keyList(s))
+}
+
+// nearestKey is the known key of s that key most likely misspells: the
+// same but for case, or within two edits of a key at least three times as
+// long as the distance. "" when none is that close.
+func nearestKey(key string, s shape) string {
+	best, bestD := "", 3
+	lk := strings.ToLower(key)
+	for _, k := range sortedKeys(s) {
+		d := editDistance(lk, strings.ToLower(k))
+		if d < bestD && d*3 <= len(k) {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (keys are ASCII; a key that is not is never close to one).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // keyPath names the member key of where in a message: where.key for a
@@ -277,13 +339,18 @@ func plainName(s string) bool {
 	return s != ""
 }
 
-func keyList(s shape) string {
+func keyList(s shape) string { return strings.Join(sortedKeys(s), ", ") }
+
+// sortedKeys are the keys s knows, sorted, without the markers.
+func sortedKeys(s shape) []string {
 	keys := make([]string, 0, len(s))
 	for k := range s {
-		keys = append(keys, k)
+		if k != lenientKey && k != "*" {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
-	return strings.Join(keys, ", ")
+	return keys
 }
 
 // decodeInto unmarshals a node's raw JSON into v, reporting type errors at

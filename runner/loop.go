@@ -116,6 +116,7 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 			if card, ok, msg := r.parseFinish(f, call); ok {
 				r.emit(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments})
 				r.emitToolResult(f, call, tools.OK(map[string]string{"status": card.Status}), 0)
+				r.noteIgnored(f, p.Calls[p.Next+1:])
 				f.Pending = nil
 				return card, true, nil
 			} else {
@@ -140,6 +141,27 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 	}
 	f.Pending = nil
 	return event.Card{}, false, nil
+}
+
+// noteIgnored records the calls a reply made after its finish: the role
+// has ended, so they are not run, and the log says so.
+func (r *Run) noteIgnored(f *Frame, rest []provider.ToolCall) {
+	if len(rest) == 0 {
+		return
+	}
+	p := event.ToolCallsIgnoredPayload{Role: f.Role, RoleID: f.RoleID, After: "finish", Count: len(rest),
+		Reason: "finish ended the role; the calls after it in the same reply were not run"}
+	at := map[string]int{}
+	for _, c := range rest {
+		i, ok := at[c.Name]
+		if !ok {
+			i = len(p.Tools)
+			at[c.Name] = i
+			p.Tools = append(p.Tools, event.ToolCount{Tool: c.Name})
+		}
+		p.Tools[i].Count++
+	}
+	r.emit(event.ToolCallsIgnored, p)
 }
 
 func (f *Frame) aborting() bool {
@@ -190,12 +212,12 @@ func (r *Run) agentCall(ctx context.Context, f *Frame, call provider.ToolCall) (
 		if ctx.Err() != nil {
 			return "", errStopped
 		}
-		card, refused := r.startChild(ctx, f, call)
+		card, refused, err := r.startChild(ctx, f, call)
+		if err != nil {
+			return "", err
+		}
 		if refused != nil {
 			return r.conversationText(*refused), nil
-		}
-		if card == nil {
-			return "", errStopped
 		}
 		p.ChildCard = card
 	}
@@ -212,18 +234,19 @@ func (r *Run) agentCall(ctx context.Context, f *Frame, call provider.ToolCall) (
 }
 
 // startChild validates an agent call and runs the child. It returns either
-// the child's card, a refusal result, or (nil, nil) when the run stopped.
-func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) (*event.Card, *tools.Result) {
+// the child's card, a refusal result, or the error that unwinds the run
+// (errStopped, or the endpoint's errEndpoint and errHalted).
+func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) (*event.Card, *tools.Result, error) {
 	r.emit(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: "agent", CallID: call.ID, Arguments: call.Arguments})
 	if res := r.checkGrant(f, call.Name); res != nil {
 		r.emitToolResult(f, call, *res, 0)
-		return nil, res
+		return nil, res, nil
 	}
 	args, msg := validateArgs(r.schema("agent"), call.Arguments)
 	if msg != "" {
 		res := tools.Fail(tools.KindInvalidArguments, msg)
 		r.emitToolResult(f, call, res, 0)
-		return nil, &res
+		return nil, &res, nil
 	}
 	var a struct{ Role, Task string }
 	_ = json.Unmarshal(args, &a)
@@ -231,14 +254,14 @@ func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) 
 		r.emit(event.RoleNotFound, event.RoleNotFoundPayload{Parent: f.Role, RoleName: a.Role})
 		res := tools.Fail("role_not_found", fmt.Sprintf("there is no role %q; roles are %s", a.Role, strings.Join(r.opts.Guild.RoleNames(), ", ")))
 		r.emitToolResult(f, call, res, 0)
-		return nil, &res
+		return nil, &res, nil
 	}
 	if f.Depth+1 > r.opts.Deployment.Executor.MaxAgentDepth {
 		msg := fmt.Sprintf("delegating to %q would exceed the maximum agent depth of %d; do the work yourself or finish", a.Role, r.opts.Deployment.Executor.MaxAgentDepth)
 		r.emit(event.DepthExceeded, event.DepthExceededPayload{Parent: f.Role, Child: a.Role, Depth: f.Depth + 1, Error: msg})
 		res := tools.Fail("depth_exceeded", msg)
 		r.emitToolResult(f, call, res, 0)
-		return nil, &res
+		return nil, &res, nil
 	}
 	child := r.newFrame(a.Role, a.Task, f)
 	role := r.opts.Guild.Roles[a.Role]
@@ -251,12 +274,12 @@ func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) 
 	if r.handlerDepth == 0 {
 		r.checkpoint()
 	}
-	r.emit(event.AgentCall, event.AgentCallPayload{Parent: f.Role, ParentID: f.RoleID, Child: a.Role, Depth: child.Depth, Task: a.Task})
+	r.emit(event.AgentCall, event.AgentCallPayload{Parent: f.Role, ParentID: f.RoleID, ParentRoleID: f.RoleID, Child: a.Role, Depth: child.Depth, Task: a.Task})
 	r.emitRoleStart(child)
 	start := time.Now()
 	card, err := r.runFrame(ctx, child)
 	if err != nil {
-		return nil, nil
+		return nil, nil, err
 	}
 	// Record the card on the waiting turn before the checkpoint that
 	// role_finished writes, so a resume delivers it rather than re-running
@@ -264,7 +287,7 @@ func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) 
 	f.Pending.ChildCard = &card
 	r.finishFrame(child, card)
 	r.emitToolResult(f, call, tools.OK(card), time.Since(start))
-	return &card, nil
+	return &card, nil, nil
 }
 
 // checkGrant refuses tools the guild does not declare or the role was not
@@ -303,10 +326,14 @@ func (r *Run) dispatch(ctx context.Context, f *Frame, call provider.ToolCall, as
 	start := time.Now()
 	res := r.invoke(ctx, f, call, assistantText)
 	r.emitToolResult(f, call, res, time.Since(start))
+	r.dropStaleMCP()
 	return r.conversationText(res)
 }
 
 func (r *Run) invoke(ctx context.Context, f *Frame, call provider.ToolCall, assistantText string) tools.Result {
+	if _, _, ok := parseMCPName(call.Name); ok {
+		return r.invokeMCP(ctx, f, call.Name, call.Arguments)
+	}
 	if res := r.checkGrant(f, call.Name); res != nil {
 		return *res
 	}
@@ -352,7 +379,7 @@ func (r *Run) internalTool(ctx context.Context, f *Frame, name string, args json
 func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *tools.Env {
 	env := &tools.Env{
 		Workspace: r.wsTool, RunID: r.id, RunsDir: r.ws.Runs(), Role: f.Role, RoleID: f.RoleID,
-		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv,
+		TimeoutCeiling: ceiling, Meta: (*runMeta)(r), PassEnv: r.opts.Deployment.Executor.PassEnv, Environ: r.opts.Environ,
 		Egress: r.opts.Deployment.EgressPolicy(), OnEgress: r.egressReporter(f),
 		Sandbox: r.sb,
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
@@ -15,8 +16,12 @@ import (
 // its next safe point.
 var errRejected = errors.New("prompt rejected as too long")
 
-// errEmptyReply marks a reply with neither content nor tool calls.
-var errEmptyReply = errors.New("the model returned an empty reply")
+// errEmptyReply marks a reply with neither content nor tool calls;
+// errLengthOnly one that hit the token limit before any content.
+var (
+	errEmptyReply = errors.New("empty reply")
+	errLengthOnly = errors.New("the reply hit the token limit before any content; raise model.generation.maxTokens")
+)
 
 // buildRequest assembles the model request of f's next turn.
 func (r *Run) buildRequest(f *Frame) provider.Request {
@@ -24,10 +29,13 @@ func (r *Run) buildRequest(f *Frame) provider.Request {
 	gen := r.opts.Deployment.Model.Generation
 	req := provider.Request{
 		Model: r.opts.Deployment.Model.Name, Messages: f.History, Temperature: gen.Temperature,
-		MaxTokens: gen.MaxTokens, IncludeReasoning: role.IncludeReasoning, Role: f.Role, RoleID: f.RoleID,
+		MaxTokens: r.opts.Deployment.OutputReserve(), IncludeReasoning: role.ReplaysReasoning(), Role: f.Role, RoleID: f.RoleID,
 	}
 	for _, name := range role.Tools {
-		m := r.opts.Guild.Manifests[name]
+		m, ok := r.opts.Guild.Manifests[name]
+		if !ok {
+			continue // an MCP grant: mcpToolSpecs offers those
+		}
 		req.Tools = append(req.Tools, provider.ToolSpec{Name: m.Name, Description: m.Description, Parameters: m.Parameters})
 	}
 	return req
@@ -35,7 +43,10 @@ func (r *Run) buildRequest(f *Frame) provider.Request {
 
 // callModel makes f's next model call with retries. It returns the reply,
 // or a card that finishes the role (llm_unavailable), or errStopped. A
-// provider that keeps failing suspends the run until it answers again.
+// provider that keeps failing suspends the run until it answers again —
+// unless it never answered in this process (errEndpoint: a setup problem),
+// or its probe keeps saying it is back while every call fails
+// (errHalted: the run stops instead of looping).
 func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, event.Card, error) {
 	attempts := r.opts.Deployment.Executor.ProviderHealth.Retries
 	if attempts <= 0 {
@@ -45,11 +56,13 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 	var last error
 	for attempt := 1; ; attempt++ {
 		req := r.buildRequest(f)
+		req.Tools = append(req.Tools, r.mcpToolSpecs(ctx, f)...)
 		r.emit(event.LLMCallStart, event.LLMCallStartPayload{Role: f.Role, RoleID: f.RoleID})
 		start := time.Now()
 		resp, err := r.complete(ctx, f, req)
 		if err == nil {
 			r.opts.Health.success(r.now())
+			r.failing = failStreak{}
 			r.logCall(f, req, resp, time.Since(start))
 			return resp, event.Card{}, nil
 		}
@@ -58,6 +71,10 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 		}
 		last = err
 		pe := provider.AsError(err)
+		if errors.Is(err, errEmptyReply) || errors.Is(err, errLengthOnly) {
+			// A well-formed reply, even an unusable one, is an answer.
+			r.opts.Health.markAnswered()
+		}
 		if pe != nil && pe.Category == provider.CategoryContextLength {
 			if card, done := r.noteRejection(f, pe); done {
 				return nil, card, nil
@@ -68,21 +85,36 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 		if pe != nil {
 			category = pe.Category
 		}
+		r.failing.note(pe)
 		failures := 0
 		if suspendable(category) {
 			failures = r.opts.Health.failure(r.now(), string(category))
 		}
 		suspend := suspendAfter > 0 && failures >= suspendAfter
 		retry := attempt < attempts && (pe == nil || pe.Retryable())
-		fp := event.ProviderFailurePayload{RoleID: f.RoleID, Category: string(category), Attempt: attempt, Retrying: retry || suspend}
+		fp := event.ProviderFailurePayload{RoleID: f.RoleID, Category: string(category), Attempt: attempt, Message: failureMessage(err)}
 		if pe != nil {
 			fp.StatusCode, fp.Body = pe.StatusCode, pe.Body
 		}
+		switch {
+		case (suspend || !retry) && !r.opts.Health.hasAnswered():
+			r.emit(event.ProviderFailure, fp)
+			r.unanswered = &provider.Unanswered{Endpoint: r.endpoint(), Probe: r.opts.StartProbe, Call: err}
+			return nil, event.Card{}, errEndpoint
+		case suspend && r.failing.relapses >= maxRelapses:
+			r.emit(event.ProviderFailure, fp)
+			r.halt = haltCard(r.failing, r.id)
+			return nil, event.Card{}, errHalted
+		}
+		fp.Retrying = retry || suspend
 		r.emit(event.ProviderFailure, fp)
 		if suspend {
 			if err := r.suspend(ctx, string(category)); err != nil {
 				return nil, event.Card{}, err
 			}
+			// The probe says the provider is back: if the next call fails
+			// again, that is a relapse, and relapses are bounded.
+			r.failing.relapses++
 			attempt = 0
 			continue
 		}
@@ -109,6 +141,28 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 	return nil, card, nil
 }
 
+// failureMessage is a failure's own message for its provider_failure
+// event, on one line and capped.
+func failureMessage(err error) string {
+	msg := err.Error()
+	if pe := provider.AsError(err); pe != nil && pe.Err != nil {
+		msg = pe.Err.Error()
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if r := []rune(msg); len(r) > event.MaxFailureMessage {
+		msg = string(r[:event.MaxFailureMessage-1]) + "…"
+	}
+	return msg
+}
+
+// endpoint describes where the provider sends requests, for messages.
+func (r *Run) endpoint() provider.Endpoint {
+	if d, ok := r.opts.Provider.(provider.Described); ok {
+		return d.Endpoint()
+	}
+	return provider.Endpoint{Provider: r.opts.Provider.Name(), BaseURL: withoutCredentials(r.opts.Deployment.Model.APIBase)}
+}
+
 func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*provider.Response, error) {
 	timeout := time.Duration(r.opts.Deployment.Executor.ProviderHealth.RequestTimeoutSeconds) * time.Second
 	if timeout <= 0 {
@@ -116,7 +170,9 @@ func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*pr
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := r.opts.Provider.Complete(cctx, req, func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	names := newWireNames(req.Tools)
+	resp, err := r.opts.Provider.Complete(cctx, names.toWire(req), func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	names.fromWire(resp, r.opts.Deployment.MCPServers)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && provider.AsError(err) == nil {
 			err = &provider.Error{Category: provider.CategoryTimeout, Err: err}
@@ -125,11 +181,31 @@ func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*pr
 	}
 	if resp.Content == "" && len(resp.ToolCalls) == 0 {
 		if resp.FinishReason == "length" {
-			return nil, &provider.Error{Category: provider.CategoryBadRequest, Err: errors.New("the reply hit the token limit before any content; raise model.generation.maxTokens")}
+			return nil, &provider.Error{Category: provider.CategoryBadRequest, Err: errLengthOnly}
 		}
-		return nil, &provider.Error{Category: provider.CategoryMalformed, Err: errEmptyReply}
+		return nil, &provider.Error{Category: provider.CategoryMalformed, Err: emptyReply(resp)}
 	}
 	return resp, nil
+}
+
+// emptyReply says what an empty reply was: the model ended its turn at
+// once, with no text and no tool call.
+func emptyReply(resp *provider.Response) error {
+	why := "the model ended its turn at once, with no text and no tool call"
+	var facts []string
+	if resp.FinishReason != "" {
+		facts = append(facts, fmt.Sprintf("finish_reason %q", resp.FinishReason))
+	}
+	if resp.Usage.CompletionTokens > 0 || resp.Usage.PromptTokens > 0 {
+		facts = append(facts, fmt.Sprintf("%d completion tokens", resp.Usage.CompletionTokens))
+	}
+	if resp.Reasoning != "" {
+		why = "the model wrote only reasoning, then ended its turn with no text and no tool call"
+	}
+	if len(facts) > 0 {
+		why += " (" + strings.Join(facts, ", ") + ")"
+	}
+	return fmt.Errorf("%w: %s", errEmptyReply, why)
 }
 
 // logCall records a successful call with the messages sent since the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -56,6 +57,8 @@ type Scheduler struct {
 	problem  error
 	watchers map[int]chan struct{}
 	nextW    int
+	// held stops dispatching while the endpoint has never answered.
+	held *EndpointError
 }
 
 // NewScheduler makes a scheduler for sess; Start or Drain runs it.
@@ -268,7 +271,9 @@ func (s *Scheduler) Answer(ctx context.Context, id, answer string) (store.QueueI
 // instead of failing with ErrRunInProgress. Exactly one of runID and
 // queued is set on success.
 func (s *Scheduler) SubmitOrQueue(ctx context.Context, sub Submission) (runID string, queued *store.QueueItem, err error) {
-	if _, busy := s.sess.Active(); !busy {
+	// A follow-up typed the moment a result card shows starts at once: the
+	// finished run only has its records left to write.
+	if s.sess.awaitConclusion(5 * time.Second) {
 		runID, err = s.sess.Submit(ctx, sub)
 		if err == nil {
 			s.changed(false)
@@ -320,6 +325,9 @@ func (s *Scheduler) step(ctx context.Context) (progressed bool, err error) {
 	if err != nil || repaired {
 		return repaired, err
 	}
+	if held := s.endpointHold(); held != nil {
+		return false, held
+	}
 	item, ok, err := s.q.ClaimNext(ctx)
 	if err != nil || !ok {
 		return false, err
@@ -367,6 +375,20 @@ func (s *Scheduler) waitAndSettle(ctx context.Context) error {
 	if err != nil || !ok {
 		return err
 	}
+	if out.Endpoint != nil {
+		// The endpoint never answered: a setup problem of this process,
+		// not the task's. The item waits again at the head, and nothing
+		// more is dispatched until the endpoint answers.
+		if _, err := s.q.Unclaim(ctx, item.ID); err != nil {
+			return err
+		}
+		held := &EndpointError{Unanswered: out.Endpoint}
+		s.mu.Lock()
+		s.held = held
+		s.mu.Unlock()
+		s.notify()
+		return held
+	}
 	if out.Stopped && werr == nil {
 		// Left resumable: the item stays active until its run resumes.
 		return nil
@@ -390,6 +412,32 @@ func (s *Scheduler) waitAndSettle(ctx context.Context) error {
 	}
 	s.settled(it)
 	return nil
+}
+
+// EndpointError is the scheduler's problem while its session's endpoint
+// has never answered: a queued run ended endpoint_unreachable, its item
+// waits again, and no other item is dispatched until the endpoint answers
+// (Session.MarkAnswered, a successful call). Drain returns it.
+type EndpointError struct {
+	Unanswered *provider.Unanswered
+}
+
+func (e *EndpointError) Error() string {
+	return e.Unanswered.Explain() + "\nThe queue holds until the endpoint answers."
+}
+
+// endpointHold is the hold on dispatching, nil once the endpoint answered.
+func (s *Scheduler) endpointHold() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held == nil {
+		return nil
+	}
+	if s.sess.EndpointAnswered() {
+		s.held = nil
+		return nil
+	}
+	return s.held
 }
 
 func (s *Scheduler) settled(it store.QueueItem) {

@@ -30,7 +30,7 @@ func loadCheckpoint(ws store.Workspace, id string, g *Guild) (*store.Meta, *Chec
 		return nil, nil, err
 	}
 	if meta.Foreign {
-		return meta, nil, &ForeignRunError{RunID: id, Record: store.MetaFile}
+		return meta, nil, foreignRun(meta)
 	}
 	b, sealed, err := ws.ReadState(id)
 	if err != nil {
@@ -206,7 +206,7 @@ func (r *Run) resumeAt(ctx context.Context, i int) (event.Card, error) {
 	if p := f.Pending; i+1 == len(r.stack) && p != nil && p.ChildCard != nil && p.Child != nil && !r.loggedFinish[p.Child.RoleID] {
 		c := p.Child
 		r.emit(event.RoleFinished, event.RoleFinishedPayload{Role: c.Role, RoleID: c.RoleID, Depth: c.Depth, Status: p.ChildCard.Status,
-			Summary: p.ChildCard.Summary, Artifacts: p.ChildCard.Artifacts, Error: p.ChildCard.Error, Parent: f.Role, ParentID: f.RoleID})
+			Summary: p.ChildCard.Summary, Artifacts: p.ChildCard.Artifacts, Error: p.ChildCard.Error, Parent: f.Role, ParentID: f.RoleID, ParentRoleID: f.RoleID})
 	}
 	if i+1 < len(r.stack) {
 		child := r.stack[i+1]
@@ -290,8 +290,20 @@ func Reconcile(ws store.Workspace, g *Guild, now time.Time, skip ...string) (Rec
 type ForeignRunError struct {
 	RunID  string
 	Record string // the file that failed the check
+	// Original is set when the run's records are in the original system's
+	// format (orchestration-builder wrote them): they were never sealed,
+	// and its checkpoint is not Guildhall's either.
+	Original bool
 }
 
 func (e *ForeignRunError) Error() string {
+	if e.Original {
+		return fmt.Sprintf("run %s was written by the original system (orchestration-builder), not by Guildhall for you: its records carry no Guildhall seal, so its checkpoint is never resumed and the run is never continued (its conversations and pending tool calls could have been written by anyone who could write the workspace); view it with `guildhall show %s`, and to carry its work on, start a new run with its task", e.RunID, e.RunID)
+	}
 	return fmt.Sprintf("run %s is foreign: its %s was not written by Guildhall for you (the integrity check failed), so it is never resumed or continued; it can still be viewed with `guildhall show %s`", e.RunID, e.Record, e.RunID)
+}
+
+// foreignRun is the refusal for a run whose meta is foreign.
+func foreignRun(m *store.Meta) *ForeignRunError {
+	return &ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat}
 }

@@ -6,6 +6,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -93,6 +95,14 @@ type Options struct {
 	// Sandbox is the process's sandbox host (cmd/guildhall makes one); nil
 	// gets a default one. The policy is Deployment.Sandbox.
 	Sandbox *sandbox.Host
+	// Environ is the base environment of tool subprocesses (the allowlist
+	// still applies); nil means this process's. bench gives each
+	// benchmark its own PATH, HOME and TMPDIR.
+	Environ []string
+	// StartProbe is how the start-up model list failed (nil when it
+	// answered or was not tried): part of the message when the endpoint
+	// never answers.
+	StartProbe error
 }
 
 // Outcome is how a run ended.
@@ -105,6 +115,9 @@ type Outcome struct {
 	Stopped bool
 	// Parked is the question a parked run stopped on.
 	Parked *event.AskHumanPayload
+	// Endpoint is set when the run ended because its model endpoint never
+	// answered in this process: a setup problem, with what was tried.
+	Endpoint *provider.Unanswered
 }
 
 // errStopped unwinds the role stack without finishing any role, leaving the
@@ -118,6 +131,7 @@ type Run struct {
 	ws     store.Workspace
 	wsTool *tools.Workspace
 	sb     *sandbox.Sandbox
+	mcp    *mcpState // nil without MCP servers
 	meta   *store.Meta
 	metaMu sync.Mutex
 	log    *store.LogWriter
@@ -149,6 +163,16 @@ type Run struct {
 	startedAt      time.Time
 	// summary writes summary.txt (summary.go).
 	summary summaryState
+	// concluded is set once the run's outcome is decided, just before its
+	// terminal run_status: the result card is on every screen while the
+	// run still writes its records.
+	concluded atomic.Bool
+	// failing counts failed model calls since the last success (endpoint.go);
+	// unanswered is set when the endpoint never answered (errEndpoint), and
+	// halt is the card when the relapses ran out (errHalted).
+	failing    failStreak
+	unanswered *provider.Unanswered
+	halt       event.Card
 }
 
 // ID is the run id.
@@ -168,7 +192,9 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("effort %q is not one of quick, standard, thorough", o.Effort)
 	}
 	if o.LogLevel == "" {
-		o.LogLevel = LogFull
+		// Below the run's choice and the project setting: the
+		// deployment's logging.level, as in the original.
+		o.LogLevel = cmp.Or(o.Deployment.Logging.Level, LogFull)
 	}
 	if o.LogLevel != LogFull && o.LogLevel != LogStandard {
 		return fmt.Errorf("log level %q is not one of full, standard", o.LogLevel)
@@ -191,6 +217,10 @@ func (o *Options) defaults() error {
 	if o.WebSearch == nil {
 		ws := webSearchConfig(o.Deployment, os.Getenv, secretsDir)
 		o.WebSearch = &ws
+	}
+	// The MCP servers' env and header values may be tokens.
+	if s := o.Deployment.MCPSecrets(); len(s) > 0 {
+		o.Redactor = o.Redactor.With(s...)
 	}
 	return nil
 }
@@ -215,7 +245,7 @@ func Create(opts Options) (*Run, error) {
 		if m.Foreign {
 			// Its task and result would enter the model's history under
 			// the platform's own header.
-			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, &ForeignRunError{RunID: opts.ContinuesFrom, Record: store.MetaFile})
+			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, foreignRun(m))
 		}
 		if !store.Terminal(m.Status) {
 			return nil, fmt.Errorf("--continue %s: that run is %s; only a finished run can be continued", opts.ContinuesFrom, m.Status)
@@ -250,7 +280,7 @@ func Create(opts Options) (*Run, error) {
 	r.emit(event.RunStarted, event.RunStartedPayload{
 		RunID: id, Task: opts.Task, Effort: opts.Effort, LogLevel: opts.LogLevel,
 		ContinuesFrom: opts.ContinuesFrom, EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name,
-		WorkspaceConfig: opts.WorkspaceConfig,
+		WorkspaceConfig: opts.WorkspaceConfig, WindowWarning: WindowWarning(opts.Guild, opts.Deployment),
 	})
 	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
 	return r, nil
@@ -282,7 +312,11 @@ func (r *Run) open() error {
 	if r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace); err != nil {
 		return err
 	}
-	return r.openSandbox()
+	if err := r.openSandbox(); err != nil {
+		return err
+	}
+	r.openMCP()
+	return nil
 }
 
 // entryHistory assembles the entry role's opening messages: the system
@@ -361,6 +395,23 @@ func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 }
 
 func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
+	if errors.Is(err, errEndpoint) && r.loggedStart != nil {
+		// A resumed run keeps its checkpoint: the work in it is worth more
+		// than a setup problem of this process.
+		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "the model endpoint never answered; the run is still resumable from its checkpoint"})
+		_ = r.log.Sync()
+		return Outcome{RunID: r.id, Status: store.StatusRunning, Stopped: true, Endpoint: r.unanswered}, nil
+	}
+	if errors.Is(err, errEndpoint) {
+		// A fresh run holds nothing worth resuming: it ends marked, with
+		// no checkpoint, so nothing offers to resume it later.
+		card, err = endpointCard(r.unanswered), nil
+		r.unwindAll(card)
+	}
+	if errors.Is(err, errHalted) {
+		card, err = r.halt, nil
+		r.unwindAll(card)
+	}
 	if errors.Is(err, errStopped) && r.parked != nil {
 		card, err = event.Card{Status: store.StatusNeedsClarification, Summary: "Waiting for an answer to: " + r.parked.Question}, nil
 		r.unwindAll(card)
@@ -396,12 +447,13 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		r.meta.Error = r.meta.Result.Error
 	}
 	r.metaMu.Unlock()
+	r.concluded.Store(true)
 	r.emit(event.RunStatus, event.RunStatusPayload{Status: status, Card: &card})
 	if err := r.saveMeta(); err != nil {
 		return Outcome{RunID: r.id}, err
 	}
 	r.removeCheckpoint()
-	return Outcome{RunID: r.id, Status: status, Card: &card, Parked: r.parked}, r.logErr
+	return Outcome{RunID: r.id, Status: status, Card: &card, Parked: r.parked, Endpoint: r.unanswered}, r.logErr
 }
 
 // unwindAll finishes every frame above the entry role with card, so each
@@ -427,6 +479,7 @@ func (r *Run) saveMeta() error {
 }
 
 func (r *Run) close() {
+	r.closeMCP()
 	r.closeSandbox()
 	if r.log != nil {
 		_ = r.log.Close()
@@ -475,9 +528,14 @@ func (r *Run) emitRoleStart(f *Frame) {
 				r.writerStarted = true
 			}
 		}
+		// What an MCP tool changes is the server's business: count it
+		// as writing.
+		if len(role.MCPGrants()) > 0 {
+			r.writerStarted = true
+		}
 	}
 	r.emit(event.RoleStart, event.RoleStartPayload{
-		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID,
+		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
 	})
 }
 
@@ -494,7 +552,7 @@ func (r *Run) finishFrame(f *Frame, card event.Card) {
 	if !r.loggedFinish[f.RoleID] {
 		r.emit(event.RoleFinished, event.RoleFinishedPayload{
 			Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Status: card.Status, Summary: card.Summary,
-			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID,
+			Artifacts: card.Artifacts, Error: card.Error, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
 		})
 	}
 	_ = r.log.Sync()

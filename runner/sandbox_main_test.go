@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/mcptest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
@@ -11,5 +12,7 @@ import (
 // tests start it (inside bubblewrap) for their shell commands.
 func TestMain(m *testing.M) {
 	sandbox.RunHelperIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	mcptest.Cleanup() // the MCP test server, built once per test binary
+	os.Exit(code)
 }

@@ -42,6 +42,17 @@ type SessionConfig struct {
 	NoInput    bool
 	// Sandbox is the process's sandbox host; nil gets a default one.
 	Sandbox *sandbox.Host
+	// Environ is the base environment of tool subprocesses (see
+	// Options.Environ); nil means this process's.
+	Environ []string
+	// EndpointAnswered says the endpoint answered before the session
+	// opened (the start-up model list). Until it has answered in this
+	// process, a run whose model calls fail ends as a setup problem
+	// (Outcome.Endpoint) instead of suspending.
+	EndpointAnswered bool
+	// StartProbe is how that model list failed, when it did (for the
+	// setup message).
+	StartProbe error
 }
 
 // Submission is a task submitted to a session.
@@ -90,8 +101,48 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 		lock.Release()
 		return nil, err
 	}
-	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: NewHealth(), notes: notes}, nil
+	health := NewHealth()
+	if cfg.EndpointAnswered {
+		health.markAnswered()
+	}
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: health, notes: notes}, nil
 }
+
+// Endpoint is what the session's runs use to reach the model: the
+// deployment and the provider, with whether the endpoint answered when
+// they were chosen and how the start-up model list failed.
+type Endpoint struct {
+	Deployment *Deployment
+	Provider   provider.Provider
+	Answered   bool
+	Probe      error
+}
+
+// Reconfigure replaces the session's deployment and provider (the
+// console's edit-settings form). It fails with ErrRunInProgress while a
+// run is live: a run keeps the endpoint it started with.
+func (s *Session) Reconfigure(e Endpoint) error {
+	if e.Deployment == nil || e.Provider == nil {
+		return errors.New("reconfigure needs a deployment and a provider")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		return ErrRunInProgress
+	}
+	s.cfg.Deployment, s.cfg.Provider, s.cfg.StartProbe = e.Deployment, e.Provider, e.Probe
+	if e.Answered {
+		s.health.markAnswered()
+	}
+	return nil
+}
+
+// EndpointAnswered reports whether the endpoint answered in this process.
+func (s *Session) EndpointAnswered() bool { return s.health.hasAnswered() }
+
+// MarkAnswered records that the endpoint answered (a probe the client
+// made, such as the console's retry).
+func (s *Session) MarkAnswered() { s.health.markAnswered() }
 
 // Notes are one-line notices for the operator found while the session was
 // opened: a git exclude entry that was not written, and why. Callers print
@@ -105,7 +156,11 @@ func (s *Session) Workspace() store.Workspace { return s.ws }
 func (s *Session) Guild() *Guild { return s.cfg.Guild }
 
 // Deployment is the session's deployment.
-func (s *Session) Deployment() *Deployment { return s.cfg.Deployment }
+func (s *Session) Deployment() *Deployment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Deployment
+}
 
 // Subscribe returns the current run's events so far and a subscription to
 // every later event (of this and later runs).
@@ -139,7 +194,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
-		Sandbox: s.cfg.Sandbox,
+		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ, StartProbe: s.cfg.StartProbe,
 	})
 	if err != nil {
 		return "", err
@@ -170,7 +225,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WebSearch: s.cfg.WebSearch,
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
-		Sandbox: s.cfg.Sandbox,
+		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ, StartProbe: s.cfg.StartProbe,
 	}, id)
 	if err != nil {
 		return err
@@ -202,6 +257,26 @@ func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Conte
 		r.summarizeOutcome(ctx, out, err) // best effort, bounded (summary.go)
 		close(done)
 	}()
+}
+
+// awaitConclusion waits, at most limit, for a run whose outcome is already
+// decided (its result card is shown) to finish writing its records, and
+// reports whether the session is then idle. A run still working is not
+// waited for.
+func (s *Session) awaitConclusion(limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		s.mu.Lock()
+		r := s.active
+		s.mu.Unlock()
+		if r == nil {
+			return true
+		}
+		if !r.concluded.Load() || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Active returns the id of the live run, if any.

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/internal/treesum"
 )
 
 // excludeSecret is in files outside the workspace; the exclude step must
@@ -69,31 +69,7 @@ func (x *excludeTrap) link(target, rel string) {
 
 func (x *excludeTrap) sums() map[string]string {
 	x.t.Helper()
-	sums := map[string]string{}
-	err := filepath.WalkDir(x.outside, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			sums[p] = "link:" + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256(b)
-			sums[p] = fi.Mode().String() + ":" + hex.EncodeToString(s[:])
-		default:
-			sums[p] = fi.Mode().String()
-		}
-		return nil
-	})
+	sums, err := treesum.Of(x.outside)
 	if err != nil {
 		x.t.Fatal(err)
 	}

@@ -33,10 +33,40 @@ func Terminal(status string) bool {
 
 // MetaError is a run's surfaced error: {kind, message, detail}. Detail is
 // raw technical detail for the operator only; it never enters model history.
+//
+// It is written with the original system's names as well: message always
+// (its reader requires a string), and the detail also as details, the name
+// its result card uses. It is read from either name.
 type MetaError struct {
 	Kind    string          `json:"kind"`
-	Message string          `json:"message,omitempty"`
+	Message string          `json:"message"`
 	Detail  json.RawMessage `json:"detail,omitempty"`
+}
+
+type metaErrorJSON MetaError
+
+// MarshalJSON writes details beside detail.
+func (e MetaError) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		metaErrorJSON
+		Details json.RawMessage `json:"details,omitempty"`
+	}{metaErrorJSON(e), e.Detail})
+}
+
+// UnmarshalJSON reads detail, or the original's details.
+func (e *MetaError) UnmarshalJSON(b []byte) error {
+	var v struct {
+		metaErrorJSON
+		Details json.RawMessage `json:"details"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = MetaError(v.metaErrorJSON)
+	if len(e.Detail) == 0 && len(v.Details) > 0 && string(v.Details) != "null" {
+		e.Detail = v.Details
+	}
+	return nil
 }
 
 // MetaResult is the entry role's result card.
@@ -92,6 +122,59 @@ type Meta struct {
 	// workspace by the operator's key (see Sealer): Guildhall did not write
 	// it, so it may be shown but never acted on.
 	Foreign bool `json:"-"`
+	// OriginalFormat is set when the file names its times only as the
+	// original system does (startTime, no startedAt): a record the
+	// original wrote, not Guildhall.
+	OriginalFormat bool `json:"-"`
+}
+
+// metaJSON is Meta without its methods, for the codec below.
+type metaJSON Meta
+
+// MarshalJSON writes Meta with the original system's names for the times
+// beside Guildhall's: startTime and endTime (RFC 3339 strings, as its
+// reader requires) next to startedAt and endedAt. guildPath, the result
+// card and the error are already named as the original names them.
+func (m Meta) MarshalJSON() ([]byte, error) {
+	v := struct {
+		metaJSON
+		StartTime string `json:"startTime"`
+		EndTime   string `json:"endTime,omitempty"`
+	}{metaJSON: metaJSON(m), StartTime: m.StartedAt.UTC().Format(time.RFC3339Nano)}
+	if m.EndedAt != nil {
+		v.EndTime = m.EndedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads Guildhall's names, or the original's when only
+// those are present. A time that does not parse is an error: a run
+// listed as started in year 1 is worse than a run reported unreadable.
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	var v struct {
+		metaJSON
+		StartTime *string `json:"startTime"`
+		EndTime   *string `json:"endTime"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*m = Meta(v.metaJSON)
+	if m.StartedAt.IsZero() && v.StartTime != nil {
+		t, err := time.Parse(time.RFC3339Nano, *v.StartTime)
+		if err != nil {
+			return fmt.Errorf("startTime %q is not an RFC 3339 time", *v.StartTime)
+		}
+		m.StartedAt, m.OriginalFormat = t, true
+	}
+	if m.EndedAt == nil && v.EndTime != nil && *v.EndTime != "" {
+		t, err := time.Parse(time.RFC3339Nano, *v.EndTime)
+		if err != nil {
+			return fmt.Errorf("endTime %q is not an RFC 3339 time", *v.EndTime)
+		}
+		m.EndedAt = &t
+	}
+	return nil
 }
 
 // Workspace locates the bookkeeping of one workspace directory.

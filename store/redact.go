@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 )
 
@@ -26,12 +27,24 @@ type Redactor struct {
 // NewRedactor returns a redactor of the given secret values; values
 // shorter than 8 bytes are ignored.
 func NewRedactor(secrets ...string) *Redactor {
-	r := &Redactor{}
+	return (*Redactor)(nil).With(secrets...)
+}
+
+// With returns a redactor of r's secrets and these; r is not changed (nil
+// is a redactor of none). A run adds the secrets of its deployment (the
+// MCP servers' env and header values) to the process's keys.
+func (r *Redactor) With(secrets ...string) *Redactor {
+	out := &Redactor{}
 	seen := map[string]bool{}
 	add := func(s string) {
 		if len(s) >= minSecretLen && !seen[s] {
 			seen[s] = true
-			r.forms = append(r.forms, []byte(s))
+			out.forms = append(out.forms, []byte(s))
+		}
+	}
+	if r != nil {
+		for _, f := range r.forms {
+			add(string(f))
 		}
 	}
 	for _, s := range secrets {
@@ -44,7 +57,9 @@ func NewRedactor(secrets ...string) *Redactor {
 		_ = enc.Encode(s)
 		add(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(buf.String(), `"`), "\n"), `"`))
 	}
-	return r
+	// Longest first: a secret that contains another is replaced whole.
+	sort.SliceStable(out.forms, func(i, j int) bool { return len(out.forms[i]) > len(out.forms[j]) })
+	return out
 }
 
 // Redact returns b with every secret replaced by [redacted]. When b holds

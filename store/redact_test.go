@@ -68,3 +68,21 @@ func mustTime(s string) time.Time {
 	}
 	return t
 }
+
+// With adds secrets without changing the redactor it extends, and a
+// secret holding another is replaced whole (longest first).
+func TestRedactorWith(t *testing.T) {
+	base := NewRedactor("provider-key-123")
+	more := base.With("tok-secret-987", "Bearer tok-secret-987")
+	in := `{"a":"provider-key-123","h":"Bearer tok-secret-987","t":"tok-secret-987"}`
+	if got := more.RedactString(in); got != `{"a":"[redacted]","h":"[redacted]","t":"[redacted]"}` {
+		t.Errorf("extended: %s", got)
+	}
+	if got := base.RedactString(in); got != `{"a":"[redacted]","h":"Bearer tok-secret-987","t":"tok-secret-987"}` {
+		t.Errorf("the base changed: %s", got)
+	}
+	var none *Redactor
+	if got := none.With("short", "long-enough-secret").RedactString("short long-enough-secret"); got != "short [redacted]" {
+		t.Errorf("from nil: %s", got)
+	}
+}

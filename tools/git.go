@@ -97,7 +97,7 @@ func gitFail(what string, err error) Result {
 // upload-pack or ssh), and settings passed through GIT_CONFIG_COUNT.
 func gitEnv(env *Env, settings []gitSetting) []string {
 	var out []string
-	for _, kv := range SubprocessEnv(env.PassEnv) {
+	for _, kv := range env.subprocessEnv() {
 		if strings.HasPrefix(strings.ToUpper(kv), "GIT_") {
 			continue
 		}

@@ -12,8 +12,6 @@ package tools
 // repository gets a clear permission_denied message.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -23,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/treesum"
 )
 
 // trapSecret is in files outside the workspace; no tool result may show it.
@@ -176,33 +176,7 @@ func (tr *gitTrap) assertNoSecretInside() {
 // treeSums hashes every entry under root with its mode; links by target.
 func treeSums(t *testing.T, root string) map[string]string {
 	t.Helper()
-	sums := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			sums[p] = "link:" + target
-		case fi.IsDir():
-			sums[p] = "dir:" + fi.Mode().String()
-		case !fi.Mode().IsRegular():
-			sums[p] = fi.Mode().String()
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256(b)
-			sums[p] = fi.Mode().String() + ":" + hex.EncodeToString(s[:])
-		}
-		return nil
-	})
+	sums, err := treesum.Of(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func shellCall(ctx context.Context, env *Env, command string, timeout time.Durat
 	res, err := env.Sandbox.Run(ctx, sandbox.Script{
 		Dir:      env.Workspace.canon,
 		Command:  command,
-		Env:      SubprocessEnv(env.PassEnv),
+		Env:      env.subprocessEnv(),
 		Timeout:  timeout,
 		MaxChars: streamMaxChars,
 		Caller:   sandbox.Caller{Role: env.Role, RoleID: env.RoleID},

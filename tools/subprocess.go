@@ -160,6 +160,15 @@ func callTimeout(env *Env, requested *float64) (time.Duration, *Result) {
 // out: a denylist of secret-looking names always misses one.
 func SubprocessEnv(pass []string) []string { return FilterEnv(os.Environ(), pass) }
 
+// subprocessEnv is SubprocessEnv over the call's base environment
+// (Env.Environ, else this process's).
+func (e *Env) subprocessEnv() []string {
+	if e.Environ != nil {
+		return FilterEnv(e.Environ, e.PassEnv)
+	}
+	return SubprocessEnv(e.PassEnv)
+}
+
 // FilterEnv keeps the entries of environ that PassesEnv accepts.
 // Malformed entries (no '=', or an empty name) are dropped.
 func FilterEnv(environ, pass []string) []string {
@@ -212,7 +221,7 @@ func PassesEnv(name string, pass []string) bool {
 func NeverPassEnv(name string) bool {
 	n := strings.ToUpper(name)
 	return strings.HasPrefix(n, "GUILDHALL_") || n == "OPENAI_API_KEY" || n == "ANTHROPIC_API_KEY" ||
-		n == "KAGI_API_KEY" || n == "ORCHESTRATOR_KAGI_API_KEY"
+		n == "KAGI_API_KEY" || n == "ORCHESTRATOR_KAGI_API_KEY" || n == "ORCHESTRATOR_API_KEY"
 }
 
 func envListed(name string, list []string) bool {

@@ -205,34 +205,6 @@ func TestTimeoutClamp(t *testing.T) {
 	}
 }
 
-func TestCheckers(t *testing.T) {
-	ws, dir := newWS(t, nil)
-	env := testEnv(ws)
-	for _, name := range []string{"typecheck", "test"} {
-		d := data(t, call(t, env, name, map[string]any{"commands": []string{"echo one", "exit 3", "echo three >&2"}}))
-		rs := d["results"].([]any)
-		if len(rs) != 3 {
-			t.Fatalf("%s: %d results", name, len(rs))
-		}
-		codes := []float64{0, 3, 0}
-		for i, r := range rs {
-			if r.(map[string]any)["exitCode"] != codes[i] {
-				t.Errorf("%s result %d: %v", name, i, r)
-			}
-		}
-		r := call(t, env, name, map[string]any{"commands": []string{"echo a", "sleep 100", "touch never"}, "timeoutSeconds": 0.5})
-		if r.Kind != KindTimeout || len(r.Details.(map[string]any)["results"].([]checkerResult)) != 2 {
-			t.Errorf("%s timeout: %v", name, r)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "never")); err == nil {
-			t.Errorf("%s ran past a timeout", name)
-		}
-		if r := call(t, env, name, map[string]any{"commands": make([]string, 17)}); r.Kind != KindInvalidArguments {
-			t.Errorf("%s: 17 commands accepted", name)
-		}
-	}
-}
-
 func TestSpawnFailureIsUnavailable(t *testing.T) {
 	ws, dir := newWS(t, nil)
 	env := testEnv(ws)
@@ -251,5 +223,19 @@ func TestSpawnFailureIsUnavailable(t *testing.T) {
 		if strings.Contains(r.Message, dir) {
 			t.Errorf("%s: message reveals the workspace path: %s", name, r.Message)
 		}
+	}
+}
+
+// TestRunShellEnvironBase: a call with its own base environment (a bench
+// workspace's) sees that PATH and HOME, not this process's, and the
+// allowlist still applies to it.
+func TestRunShellEnvironBase(t *testing.T) {
+	t.Setenv("KEEP_ME", "from-process")
+	ws, _ := newWS(t, nil)
+	env := testEnv(ws)
+	env.Environ = []string{"PATH=/usr/bin:/bin", "HOME=/scoped/home", "GITHUB_PAT=leak", "LANG=C"}
+	d := data(t, call(t, env, "run_shell", map[string]any{"command": "echo \"$PATH|$HOME|$GITHUB_PAT|$KEEP_ME|$LANG\""}))
+	if got := strings.TrimSpace(d["stdout"].(string)); got != "/usr/bin:/bin|/scoped/home|||C" {
+		t.Errorf("child saw %q", got)
 	}
 }

@@ -112,6 +112,11 @@ type Env struct {
 	// PassEnv names the operator's variables that tool subprocesses get
 	// beyond EnvAllowlist (executor.passEnv).
 	PassEnv []string
+	// Environ is the environment the allowlist is applied to for tool
+	// subprocesses; nil means this process's own (os.Environ). A harness
+	// running many workspaces in one process (bench) gives each its own
+	// PATH, HOME and TMPDIR this way.
+	Environ []string
 	Asker   Asker
 	Meta    RunMeta
 

@@ -58,6 +58,17 @@ type Options struct {
 	// it adds the Queue screen, and Compose (and Task) queue a task instead
 	// of failing while a run is live.
 	Queue Queue
+	// Notes are what the start-up found (configuration, trust, resumable
+	// runs, the model endpoint): the banner points to them when the
+	// console opens, and N shows them.
+	Notes []string
+	// Endpoint, when set, lets the console retry the model endpoint and
+	// change its settings for the session (endpoint.go).
+	Endpoint Endpoint
+	// EndpointProblem, when set, is why the endpoint did not answer at
+	// start: the console opens with the endpoint dialog, and Task waits
+	// until the endpoint answers.
+	EndpointProblem string
 }
 
 type screen int
@@ -162,6 +173,17 @@ type Model struct {
 
 	threads map[string]*threadInfo // per run id
 	drawer  *threadDrawer
+
+	// endpoint is the open endpoint dialog; endpointProblem the last
+	// problem it showed, until the endpoint answers; heldTask the task
+	// that waits for it.
+	endpoint        *endpointState
+	endpointProblem string
+	heldTask        *runner.Submission
+	// notes is the open notes dialog; notesUnseen keeps the banner line
+	// that points to it until the operator opened it or pressed esc.
+	notes       *notesState
+	notesUnseen bool
 }
 
 type pendingQuestion struct {
@@ -193,6 +215,10 @@ func New(s Session, opts Options) *Model {
 	}
 	m.notice = opts.Notice
 	m.mouse = opts.Mouse
+	m.notesUnseen = len(opts.Notes) > 0
+	if opts.EndpointProblem != "" {
+		m.openEndpoint(opts.EndpointProblem)
+	}
 	m.compose.effort = opts.Effort
 	if m.compose.effort == "" {
 		m.compose.effort = "standard"
@@ -213,7 +239,12 @@ func New(s Session, opts Options) *Model {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws), modelInfoCmd(m.sess)}
 	if m.opts.Task != "" {
-		cmds = append(cmds, m.submit(runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}))
+		sub := runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}
+		if m.endpointProblem != "" {
+			m.heldTask = &sub // it starts once the endpoint answers
+		} else {
+			cmds = append(cmds, m.submit(sub))
+		}
 	}
 	if m.opts.Queue != nil {
 		cmds = append(cmds, m.queueRefreshCmd(), queueTick())
@@ -291,6 +322,11 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 			m.questions = nil
 			cmd = tea.Batch(loadHistory(m.ws), m.openResult())
 		}
+		if c := m.live.card; c != nil && m.started && c.Card != nil && c.Card.Error != nil && c.Card.Error.Kind == runner.EndpointErrorKind {
+			// The run ended because the endpoint never answered: a setup
+			// problem, with the same dialog as at start.
+			m.openEndpoint(c.Card.Error.Message)
+		}
 		cmd = tea.Batch(cmd, healthCmd(m.sess))
 	case event.ProviderFailure:
 		cmd = healthCmd(m.sess)
@@ -298,6 +334,13 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 		var p event.EgressPayload
 		if e.Decode(&p) == nil && m.view == m.live {
 			m.notice = strings.TrimSpace(render.EgressLine(p))
+		}
+	case event.MCPServer:
+		// A server that failed, exited or hung is news the operator needs
+		// (its tools now fail); one that came up is not.
+		var p event.MCPServerPayload
+		if e.Decode(&p) == nil && p.State != "ready" && m.view == m.live {
+			m.notice = strings.TrimSpace(render.MCPServerLine(p))
 		}
 	case event.InterruptResolved:
 		var p event.InterruptResolvedPayload
@@ -401,6 +444,7 @@ func (m *Model) sizeEditors() {
 	if e := m.queue.edit; e != nil {
 		e.editor.SetSize(inner, max(3, min(12, m.lay.height-10)))
 	}
+	m.sizeSettings()
 }
 
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -579,6 +623,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changesMsg:
 		m.applyChanges(msg)
 		return m, nil
+	case endpointCheckedMsg, endpointAppliedMsg:
+		return m, m.applyEndpointMsg(msg)
 	case tea.MouseMsg:
 		return m, m.handleMouse(msg)
 	case tea.KeyMsg:

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -91,9 +92,14 @@ func TestConsoleDrivesTheDemo(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
-	// The answer reached the runner: the log holds it.
-	id, ok := s.Active()
-	if ok {
+	// The answer reached the runner: the log holds it. The result card
+	// shows as the outcome is decided; the run then writes its records.
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	if _, err := s.Wait(wctx); err != nil {
+		t.Fatalf("the run did not end: %v", err)
+	}
+	if id, ok := s.Active(); ok {
 		t.Fatalf("run %s still active", id)
 	}
 	ws := s.Workspace()

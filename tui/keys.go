@@ -29,6 +29,8 @@ func keyHelp() [][2]string {
 		{"y", "copy what has the focus (OSC 52; see Copying)"},
 		{"M", "mouse capture on / off (off: the terminal selects text)"},
 		{"q / ctrl+c", "quit (asks first while a run is live)"},
+		{"E", "model endpoint: why it did not answer, or its settings"},
+		{"N", "notes from start-up"},
 		{"Watch", ""},
 		{"tab", "toggle Flow / Sequence"},
 		{"↑↓ / j k", "move the selection; the status line shows it whole"},
@@ -60,6 +62,7 @@ func keyHelp() [][2]string {
 		{"J", "transcript, inspector: tool calls as JSON / text"},
 		{"y / Y", "transcript: copy a message / the whole transcript"},
 		{"f", "log: filter by role (cycles)"},
+		{"r / e", "endpoint dialog: retry / edit the settings"},
 		{"History", ""},
 		{"enter / o", "expand a run / open it in Watch (a replay)"},
 		{"r", "resume a run that stopped before finishing"},
@@ -184,6 +187,10 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		return m.keyConfirm(key)
 	case m.help:
 		return m.keyPager(key, &m.helpScroll, func() { m.help, m.helpScroll = false, 0 }, "?")
+	case m.endpoint != nil:
+		return m.keyEndpoint(k)
+	case m.notes != nil:
+		return m.keyPager(key, &m.notes.scroll, func() { m.notes = nil }, "N")
 	case m.queue.answer != nil:
 		return m.keyQueueAnswer(k)
 	case m.queue.edit != nil:
@@ -294,7 +301,7 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "?":
 		m.help = true
 	case "esc":
-		m.notice = ""
+		m.notice, m.notesUnseen = "", false
 	case "1", "w":
 		m.screen = screenWatch
 	case "2", "H":
@@ -311,7 +318,16 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "L":
 		m.res = m.res.WithTier(m.res.Tier().Next())
 		m.notice = "Labels: " + string(m.res.Tier())
-
+	case "E":
+		if m.endpointProblem != "" {
+			m.endpoint = &endpointState{problem: m.endpointProblem}
+		} else if m.opts.Endpoint != nil && !m.runLive() {
+			m.endpoint = &endpointState{form: newSettingsForm(m.opts.Endpoint.Settings())}
+		}
+	case "N":
+		if len(m.opts.Notes) > 0 {
+			m.notes, m.notesUnseen = &notesState{}, false
+		}
 	case "a":
 		if len(m.questions) > 0 {
 			m.qHidden = false
@@ -891,6 +907,10 @@ func (m *Model) keyHistory(key string) (tea.Cmd, bool) {
 			row := h.rows[h.sel]
 			if row.meta == nil || store.Terminal(row.meta.Status) {
 				m.notice = "Only an unfinished run can be resumed."
+				return nil, true
+			}
+			if row.meta.Foreign {
+				m.notice = "Foreign run (not written by Guildhall for you): shown, never resumed."
 				return nil, true
 			}
 			id := row.id

@@ -54,6 +54,9 @@ func (m *Model) historyView(w, h int) []string {
 		status, started := "unreadable", ""
 		if r.meta != nil {
 			status = statusGlyph(r.meta.Status) + " " + render.SanitizeLine(r.meta.Status)
+			if r.meta.Foreign {
+				status += " (foreign)"
+			}
 			started = r.meta.StartedAt.Local().Format("2006-01-02 15:04")
 		}
 		marker := "  "
@@ -93,6 +96,12 @@ func (m *Model) historyDetails(r historyRow, width int) []string {
 		out = append(out, styleTitle.Render(title))
 		out = append(out, m.markdown(md, width)...)
 	}
+	switch {
+	case meta.Foreign && meta.OriginalFormat:
+		out = append(out, kv("Foreign", "the original system wrote it: read-only, never resumed"))
+	case meta.Foreign:
+		out = append(out, kv("Foreign", "not sealed by Guildhall for you: read-only, never resumed"))
+	}
 	out = append(out, kv("Effort", render.SanitizeLine(meta.Effort)))
 	if meta.EndedAt != nil {
 		out = append(out, kv("Duration", meta.EndedAt.Sub(meta.StartedAt).Round(1e9).String()))
@@ -106,6 +115,8 @@ func (m *Model) historyDetails(r historyRow, width int) []string {
 	}
 	if meta.Error != nil {
 		add("Error", meta.Error.Message)
+	} else if meta.Result != nil && meta.Result.Error != nil {
+		add("Error", meta.Result.Error.Message) // the original writes only the card's
 	}
 	return out
 }

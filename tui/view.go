@@ -146,8 +146,14 @@ func (m *Model) banner() string {
 		}
 		return styleBanner.Render(queuedQuestionsBanner(n))
 	}
+	if m.endpointProblem != "" {
+		return styleBanner.Render("⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
+	}
 	if s := healthCopy(m.health); s != "" {
 		return styleBanner.Render(s)
+	}
+	if m.notesUnseen {
+		return notesBanner(m.opts.Notes, m.opts.Setup)
 	}
 	if m.notice != "" {
 		return styleFaint.Render(m.notice)
@@ -309,6 +315,10 @@ func (m *Model) overlayBox() []string {
 		return m.confirmBox(w)
 	case m.help:
 		return m.helpBox(w)
+	case m.endpoint != nil:
+		return m.endpointBox(w)
+	case m.notes != nil:
+		return m.notesBox(w)
 	case m.queue.answer != nil:
 		return m.queueAnswerBox(w)
 	case m.queue.edit != nil:
@@ -622,7 +632,7 @@ func (m *Model) inspectorBox(w int) []string {
 			lines = append(lines, kv("This call", metricsLine(op.Metrics)))
 		}
 		for _, a := range op.Annotations {
-			lines = append(lines, kv("Note", render.SanitizeLine(string(a.Type)+" "+a.Category+" "+a.Tool)))
+			lines = append(lines, kv("Note", annotationText(a)))
 		}
 		lines = append(lines, m.opBody(op, m.inspector.json, inner)...)
 	}
@@ -679,6 +689,14 @@ func (m *Model) opCopy(v *runView, idx int, asJSON bool) string {
 		return resultText(raw)
 	}
 	return op.Details
+}
+
+// annotationText is one note on an operation, as plain sanitised text.
+func annotationText(a render.Annotation) string {
+	if a.Type == event.ToolCallsIgnored {
+		return render.SanitizeLine(fmt.Sprintf("%d tool calls after %s in the same reply were not run", a.Count, a.Tool))
+	}
+	return render.SanitizeLine(string(a.Type) + " " + a.Category + " " + a.Tool)
 }
 
 func kv(k, v string) string { return styleFaint.Render(fmt.Sprintf("%-12s", k)) + v }

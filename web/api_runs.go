@@ -87,11 +87,16 @@ type RunSummary struct {
 	Result        *store.MetaResult `json:"result,omitempty"`
 	Error         *store.MetaError  `json:"error,omitempty"`
 	Active        bool              `json:"active"`
+	// Foreign marks a run whose records Guildhall did not write for this
+	// operator (the original system's, or planted): shown, never resumed
+	// or continued. Original says the original system's format wrote it.
+	Foreign  bool `json:"foreign,omitempty"`
+	Original bool `json:"original,omitempty"`
 }
 
 func (s *Server) summaryOf(m *store.Meta) RunSummary {
 	rs := RunSummary{RunID: m.RunID, Task: m.Task, Effort: m.Effort, Status: m.Status, StartedAt: m.StartedAt,
-		EndedAt: m.EndedAt, ContinuesFrom: m.ContinuesFrom, Result: m.Result, Error: m.Error}
+		EndedAt: m.EndedAt, ContinuesFrom: m.ContinuesFrom, Result: m.Result, Error: m.Error, Foreign: m.Foreign, Original: m.Foreign && m.OriginalFormat}
 	if sum := s.sess.Workspace().ReadSummary(m.RunID); sum != "" {
 		rs.Summary = &sum
 	}

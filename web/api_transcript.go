@@ -23,11 +23,27 @@ type TranscriptMessage struct {
 	Role       string               `json:"role"` // system, user, assistant, tool
 	Content    string               `json:"content"`
 	Truncated  bool                 `json:"truncated,omitempty"`
-	ToolCalls  []event.WireToolCall `json:"toolCalls,omitempty"`
+	ToolCalls  []TranscriptToolCall `json:"toolCalls,omitempty"`
 	Tool       string               `json:"tool,omitempty"`
 	ToolCallID string               `json:"toolCallId,omitempty"`
 	ResultKind string               `json:"resultKind,omitempty"`
 	At         time.Time            `json:"at"`
+}
+
+// TranscriptToolCall is a tool call the assistant made, flat: the API keeps
+// this shape whatever shape the log holds (event.WireToolCall reads both).
+type TranscriptToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+func transcriptCalls(calls []event.WireToolCall) []TranscriptToolCall {
+	var out []TranscriptToolCall
+	for _, c := range calls {
+		out = append(out, TranscriptToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return out
 }
 
 // Transcript is GET /api/runs/:id/transcript?roleId=….
@@ -59,7 +75,7 @@ func (s *Server) handleTranscript(w http.ResponseWriter, r *http.Request) {
 	}
 	path, _ := ws.LogPath(id)
 	t := Transcript{RunID: id, RoleID: roleID, Messages: []TranscriptMessage{}}
-	found := false
+	found, open := false, false
 	add := func(m TranscriptMessage) {
 		t.Messages = append(t.Messages, m)
 		if len(t.Messages) > 2*maxTranscriptMessages {
@@ -77,7 +93,12 @@ func (s *Server) handleTranscript(w http.ResponseWriter, r *http.Request) {
 		case event.RoleStart:
 			var p event.RoleStartPayload
 			if e.Decode(&p) == nil && p.RoleID == roleID {
-				found, t.Role = true, p.Role
+				found, open, t.Role = true, true, p.Role
+			}
+		case event.RoleFinished:
+			var p event.RoleFinishedPayload
+			if e.Decode(&p) == nil && p.RoleID == roleID {
+				open = false
 			}
 		case event.LLMCall:
 			var p event.LLMCallPayload
@@ -90,15 +111,18 @@ func (s *Server) handleTranscript(w http.ResponseWriter, r *http.Request) {
 					continue // the tool_result event carries it whole
 				}
 				c, cut := cutContent(m.Content)
-				add(TranscriptMessage{Kind: "sent", Role: m.Role, Content: c, Truncated: cut, ToolCalls: m.ToolCalls, At: e.Timestamp})
+				add(TranscriptMessage{Kind: "sent", Role: m.Role, Content: c, Truncated: cut, ToolCalls: transcriptCalls(m.ToolCalls), At: e.Timestamp})
 			}
 			if p.Received != nil {
 				c, cut := cutContent(p.Received.Content)
-				add(TranscriptMessage{Kind: "received", Role: "assistant", Content: c, Truncated: cut, ToolCalls: p.Received.ToolCalls, At: e.Timestamp})
+				add(TranscriptMessage{Kind: "received", Role: "assistant", Content: c, Truncated: cut, ToolCalls: transcriptCalls(p.Received.ToolCalls), At: e.Timestamp})
 			}
 		case event.ToolResult:
 			var p event.ToolResultPayload
-			if e.Decode(&p) != nil || p.RoleID != roleID {
+			// The original system's tool_result names the role, not the
+			// instance: roles run depth first, so while the instance asked
+			// for is open, a result of its role name is its own.
+			if e.Decode(&p) != nil || (p.RoleID != roleID && (p.RoleID != "" || !open || p.Role != t.Role)) {
 				return nil
 			}
 			c, cut := cutContent(string(p.Result))

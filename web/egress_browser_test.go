@@ -16,8 +16,9 @@ import (
 
 // TestBrowserShowsSetupAndEgress opens the console on a run whose sandbox
 // proxy allows one host and denies another: the header shows the sandbox
-// policy and the trust decision, and the denied egress appears, with the
-// role that tried, as text (a hostile host name stays text).
+// policy and the trust decision, the denied egress appears, with the role
+// that tried, as text (a hostile host name stays text), and so does an MCP
+// server that failed.
 func TestBrowserShowsSetupAndEgress(t *testing.T) {
 	browser := webtest.Browser(t)
 	sess := newFakeSession(t)
@@ -62,6 +63,13 @@ func TestBrowserShowsSetupAndEgress(t *testing.T) {
 	}
 	if n := page.Eval(`String(document.querySelectorAll(".egress-line img").length)`); n != "0" {
 		t.Errorf("the host name became markup: %s img elements", n)
+	}
+	// An MCP server that fails says so, beside the egress line.
+	sess.emit(t, event.MCPServer, event.MCPServerPayload{Server: "github", State: "ready", Tools: 12})
+	sess.emit(t, event.MCPServer, event.MCPServerPayload{Server: "files", State: "failed", Message: "the server exited at start <b>status 1</b>"})
+	page.Poll("the failed MCP server", `document.querySelector(".mcp-line") !== null`)
+	if got := page.Eval(`document.querySelector(".mcp-line").textContent`); got != "MCP server files failed: the server exited at start <b>status 1</b>" {
+		t.Errorf("mcp line %q", got)
 	}
 	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)

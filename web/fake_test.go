@@ -39,7 +39,7 @@ type fakeSession struct {
 	health     runner.HealthView
 }
 
-func newFakeSession(t *testing.T) *fakeSession {
+func newFakeSession(t testing.TB) *fakeSession {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, store.OrchestrationDir, store.RunsDir), 0o755); err != nil {

@@ -74,6 +74,9 @@ type Server struct {
 
 	startOnce sync.Once
 
+	// gzip compresses the API's JSON answers (compress.go).
+	gzip gzipPool
+
 	// token is the access token, drawn by New; every route requires it.
 	token string
 
@@ -216,7 +219,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) (string, er
 // server is bound, the guard accepts loopback host names on any port; the
 // access token is required either way.
 func (s *Server) Handler() http.Handler {
-	mux := s.routes()
+	mux := s.gzip.compressJSON(s.routes())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		g := s.guard

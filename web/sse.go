@@ -56,6 +56,14 @@ func noticeFor(e event.Event, runID string) (notice, bool) {
 		b, _ := json.Marshal(egressNotice{RunID: runID, EgressPayload: p})
 		return notice{name: "egress", data: b}, true
 	}
+	if e.Type == event.MCPServer {
+		var p event.MCPServerPayload
+		if e.Decode(&p) != nil {
+			return notice{}, false
+		}
+		b, _ := json.Marshal(mcpNotice{RunID: runID, MCPServerPayload: p})
+		return notice{name: "mcp", data: b}, true
+	}
 	b, _ := json.Marshal(eventNotice{Seq: e.Seq, Type: e.Type, RunID: runID})
 	return notice{name: "event", data: b}, true
 }
@@ -65,6 +73,13 @@ func noticeFor(e event.Event, runID string) (notice, bool) {
 type egressNotice struct {
 	RunID string `json:"runId"`
 	event.EgressPayload
+}
+
+// mcpNotice is a change of an MCP server's state for the browser. Every
+// field is shown as text.
+type mcpNotice struct {
+	RunID string `json:"runId"`
+	event.MCPServerPayload
 }
 
 // clientBuffer is each stream client's queue; a client that falls this far

@@ -58,7 +58,7 @@ func benchProcess100(b *testing.B, bin, mode string) {
 		_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
 		_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
 		_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
-		argv := []string{bin, "run", "--workspace", ws, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "--sandbox", mode, "do 100 turns"}
+		argv := []string{bin, "run", "--workspace", ws, "--guild", guild, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "--sandbox", mode, "do 100 turns"}
 		if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
 			argv = append(strings.Fields(strings.ReplaceAll(w, "%d", strconv.Itoa(i))), argv...)
 		}

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -77,6 +77,9 @@ type setup struct {
 	kagiKey string
 	// sandbox is the resolved sandbox policy and its host.
 	sandbox sandboxState
+	// endpoint is what the start-up probe of the provider found
+	// (endpoint.go).
+	endpoint *endpointState
 }
 
 // webSearch is web_search's configuration: the deployment's section and
@@ -275,12 +278,15 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 	}
 
 	d := opDep
+	// The original system's ORCHESTRATOR_DEPLOYMENT_FILE names the
+	// operator's file as --deployment does (the flag wins).
+	explicit := cmp.Or(c.deployment, os.Getenv("ORCHESTRATOR_DEPLOYMENT_FILE"))
 	switch {
-	case c.deployment != "":
-		file, _ := filepath.Abs(c.deployment)
+	case explicit != "":
+		file, _ := filepath.Abs(explicit)
 		data, rerr := os.ReadFile(file)
 		if rerr != nil {
-			return nil, usageErr(&runner.ConfigError{File: c.deployment, Msg: "cannot read deployment file: " + rerr.Error()})
+			return nil, usageErr(&runner.ConfigError{File: explicit, Msg: "cannot read deployment file: " + rerr.Error()})
 		}
 		if d, err = runner.ParseDeploymentOnto(nil, file, data); err != nil {
 			return nil, usageErr(err)
@@ -290,15 +296,16 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 		d = found.Deployment
 		cfg.workspaceOrigins[found.DeploymentFile] = true
 	}
-	if d.Source == "built-in defaults" {
-		d.FitToGuild(cfg.guild)
-	} else if err := d.CheckAgainstGuild(cfg.guild); err != nil {
-		return nil, usageErr(err)
-	}
 	if err := c.override(d); err != nil {
 		return nil, err
 	}
-	if o := d.Origin("model.apiBase"); o == "--base-url" || o == "GUILDHALL_BASE_URL" {
+	// Handler roles the built-in defaults name are dropped when the guild
+	// lacks them; one a file or the environment named is an error.
+	d.FitToGuild(cfg.guild)
+	if err := d.CheckAgainstGuild(cfg.guild); err != nil {
+		return nil, usageErr(err)
+	}
+	if o := d.Origin("model.apiBase"); o == "--base-url" || o == "GUILDHALL_BASE_URL" || o == "ORCHESTRATOR_API_BASE" {
 		cfg.operatorBase = d.Model.APIBase
 	}
 	cfg.deployment = d
@@ -312,6 +319,8 @@ func (c *commonFlags) guildOfRecord(ws string, found *trust.Found, applied bool)
 	switch {
 	case p == "seed":
 		return seedGuild()
+	case p == compactSeedPath:
+		return compactSeedGuild()
 	case p == filepath.Join(ws, "guild"):
 		if !applied || found.Guild == nil {
 			return nil, usageErr(fmt.Errorf("the run was started with the workspace's own guild/, which is not trusted now: trust it (guildhall trust) or pass --guild"))
@@ -321,8 +330,13 @@ func (c *commonFlags) guildOfRecord(ws string, found *trust.Found, applied bool)
 	return guildFromDir(p)
 }
 
-// override applies the environment and the flags over a deployment.
+// override applies the environment and the flags over a deployment: the
+// original system's ORCHESTRATOR_* variables, then Guildhall's own, then
+// the flags.
 func (c *commonFlags) override(d *runner.Deployment) error {
+	if err := d.ApplyOriginalEnv(os.Getenv); err != nil {
+		return usageErr(err)
+	}
 	set := func(dst *string, path, flagName, flag, env string) {
 		if flag != "" {
 			*dst = flag
@@ -359,81 +373,6 @@ func (cfg *config) keyFor(keys keyring) (string, string) {
 		d.Model.APIBase, d.Origin("model.apiBase"), d.Model.APIBase)
 }
 
-// newProvider builds the deployment's provider and probes it for the model
-// and its context window.
-func newProvider(ctx context.Context, d *runner.Deployment, key, scriptFile string) (provider.Provider, []string, error) {
-	if d.Model.Provider == "script" {
-		data := seed.DemoScript()
-		if scriptFile != "" {
-			var err error
-			if data, err = os.ReadFile(scriptFile); err != nil {
-				return nil, nil, usageErr(fmt.Errorf("--script: %w", err))
-			}
-		}
-		s, err := provider.ParseScript(data)
-		if err != nil {
-			return nil, nil, usageErr(fmt.Errorf("--script %s: %w", scriptFile, err))
-		}
-		return provider.NewScripted(s, 0), nil, nil
-	}
-	base := d.Model.APIBase
-	if d.Model.Provider == "anthropic" && isDefaultBase(base) {
-		base = ""
-	}
-	cfg := provider.Config{BaseURL: base, APIKey: key, Model: d.Model.Name, ReasoningField: d.Model.ReasoningField}
-	var p provider.Provider
-	switch d.Model.Provider {
-	case "openai-responses":
-		p = provider.NewOpenAIResponses(cfg)
-	case "anthropic":
-		p = provider.NewAnthropic(cfg)
-	default:
-		p = provider.NewOpenAIChat(cfg)
-	}
-	var notes []string
-	if pr, ok := p.(provider.Prober); ok {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		models, err := pr.Probe(pctx)
-		cancel()
-		switch {
-		case err != nil:
-			notes = append(notes, fmt.Sprintf("could not list models at %s (%v); continuing with the configured model", base, err))
-		case len(models) > 0:
-			chosen := models[0]
-			found := d.Model.Name == ""
-			for _, m := range models {
-				if m.ID == d.Model.Name {
-					chosen, found = m, true
-				}
-			}
-			if d.Model.Name == "" {
-				d.Model.Name = chosen.ID
-				notes = append(notes, "using model "+chosen.ID+" reported by the server")
-			} else if !found {
-				notes = append(notes, fmt.Sprintf("the server does not list model %q; trying it anyway", d.Model.Name))
-			}
-			if found && chosen.ContextWindow > 0 && (d.Origin("model.contextWindow") == "" || d.Model.ContextWindow == 0) {
-				d.Model.ContextWindow = chosen.ContextWindow
-				notes = append(notes, fmt.Sprintf("context window %d tokens (reported by the server)", chosen.ContextWindow))
-				if d.Model.Generation.MaxTokens >= d.Model.ContextWindow {
-					d.Model.Generation.MaxTokens = d.Model.ContextWindow / 4
-				}
-			}
-		}
-		// Rebuild with the resolved model name.
-		cfg.Model = d.Model.Name
-		switch d.Model.Provider {
-		case "openai-responses":
-			p = provider.NewOpenAIResponses(cfg)
-		case "anthropic":
-			p = provider.NewAnthropic(cfg)
-		default:
-			p = provider.NewOpenAIChat(cfg)
-		}
-	}
-	return p, notes, nil
-}
-
 func isDefaultBase(base string) bool {
 	return base == runner.DefaultDeployment().Model.APIBase
 }
@@ -461,10 +400,32 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	if keyNote != "" {
 		notes = append(notes, keyNote)
 	}
-	p, pnotes, err := newProvider(ctx, cfg.deployment, key, c.script)
+	if err := checkEndpoint(cfg.deployment, key, keyNote); err != nil {
+		return nil, err
+	}
+	ep, err := openEndpoint(ctx, cfg.deployment, key, c.script)
 	if err != nil {
 		return nil, err
 	}
-	return &setup{workspace: cfg.workspace, guild: cfg.guild, deployment: cfg.deployment, provider: p,
-		notes: append(notes, pnotes...), records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb}, nil
+	ep.keyNote = keyNote
+	notes = append(notes, ep.notes...)
+	// The window is known now (configured, probed or the default).
+	if err := cfg.deployment.CheckGenerationFits(); err != nil {
+		return nil, usageErr(err)
+	}
+	g := cfg.guild
+	if c.guild == "" && c.recordedGuild == "" {
+		var note string
+		if g, note, err = seedForWindow(g, cfg.deployment); err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	for _, w := range g.Warnings {
+		notes = append(notes, "guild warning: "+w.Error())
+	}
+	return &setup{workspace: cfg.workspace, guild: g, deployment: cfg.deployment, provider: ep.provider, endpoint: ep,
+		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb}, nil
 }

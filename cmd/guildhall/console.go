@@ -9,6 +9,8 @@ import (
 	"runtime"
 
 	"golang.org/x/term"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -123,6 +125,9 @@ func queueTask(ctx context.Context, cmd *cobra.Command, common *commonFlags, ws 
 
 // consoleSession opens a session on the setup, runs the console until the
 // operator quits or the terminal goes away, then closes the session.
+// Every note of the start-up is printed and also handed to the console,
+// which shows it: the console covers the terminal, and a line printed
+// before it opens would be hidden.
 func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task string) error {
 	ctx, stop := signalContext()
 	defer stop()
@@ -131,12 +136,13 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	if err != nil {
 		return err
 	}
+	notes := &noteCollector{w: cmd.ErrOrStderr()}
 	for _, n := range s.notes {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(n))
+		notes.note(n)
 	}
 	labels, err := labelset.FromGuild(s.guild)
 	if err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(err.Error()))
+		notes.note(err.Error())
 	}
 	sess, err := runner.OpenSession(s.sessionConfig(false))
 	var busy *store.BusyError
@@ -148,50 +154,81 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		// records cannot be set up.
 		return &exitCodeError{code: exitError, err: err}
 	}
-	printSessionNotes(cmd.ErrOrStderr(), sess)
+	printSessionNotes(notes, sess)
+	problem := ""
+	if u := s.endpoint.unanswered(); u != nil {
+		problem = capitalize(u.Explain())
+		// The console opens with the dialog; this line is for the
+		// terminal after it closes.
+		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(strings.SplitN(u.Explain(), "\n", 2)[0]))
+	}
 	// Reconcile the runs folder: the newest resumable run resumes under
-	// its id (when no new task was given), every other unfinished run is
-	// marked interrupted with the reason.
+	// its id (when no new task was given and the endpoint answered),
+	// every other unfinished run is marked interrupted with the reason.
 	rec, err := sess.Reconcile()
 	if err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(err.Error()))
+		notes.note(err.Error())
 	}
-	noteOtherGuilds(cmd.ErrOrStderr(), rec)
+	noteOtherGuilds(notes, rec)
 	if rec.Resumable != "" {
-		if task == "" {
+		switch {
+		case problem != "":
+			notes.note(fmt.Sprintf("run %s stopped before finishing; once the endpoint answers, resume it from History (r) or with `guildhall resume %s`", rec.Resumable, rec.Resumable))
+		case task == "":
 			if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "note: could not resume", rec.Resumable+":", render.SanitizeLine(err.Error()))
+				notes.note("could not resume " + rec.Resumable + ": " + err.Error())
 			}
-		} else {
-			fmt.Fprintf(cmd.ErrOrStderr(), "note: run %s stopped before finishing; resume it with `guildhall resume %s`\n", rec.Resumable, rec.Resumable)
+		default:
+			notes.note(fmt.Sprintf("run %s stopped before finishing; resume it with `guildhall resume %s`", rec.Resumable, rec.Resumable))
 		}
 	}
+	endpoint := newConsoleEndpoint(common.keys, sess, s)
 	opts := tui.Options{
 		Labels: labels, Effort: effort, Task: task, Continue: common.continues, LogLevel: common.logLevel,
 		Setup: s.setupLine(),
 		Summarize: func(ctx context.Context, runID string) (string, string, error) {
-			return runner.ThreadSummary(ctx, s.provider, s.deployment.Model.Name, ws, runID)
+			p, model := endpoint.provider()
+			return runner.ThreadSummary(ctx, p, model, ws, runID)
 		},
+		EndpointProblem: problem,
 	}
-	if sched, err := startScheduler(ctx, sess, cmd.ErrOrStderr()); sched != nil {
+	if s.deployment.Model.Provider != "script" {
+		opts.Endpoint = endpoint
+	}
+	if problem != "" {
+		// Queued tasks would only fail against an endpoint that never
+		// answered: the queue starts once it does.
+		sched := runner.NewScheduler(sess, runner.SchedulerOptions{})
 		opts.Queue = sched
+		var once sync.Once
+		endpoint.onAnswered = func() {
+			// A problem of the queue's own shows on its screen
+			// (Scheduler.Problem); the terminal is the console's now.
+			once.Do(func() { _ = sched.Start(ctx) })
+			sched.Kick()
+		}
+		notes.note("the queue waits for the model endpoint: queued tasks start once it answers")
+	} else if sched, err := startScheduler(ctx, sess, notes); sched != nil {
+		opts.Queue = sched
+		endpoint.onAnswered = sched.Kick
 	} else if err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "note: the queue is unavailable:", render.SanitizeLine(err.Error()))
+		notes.note("the queue is unavailable: " + err.Error())
 	}
 	if common.web != "" {
 		var sched *runner.Scheduler
 		if q, ok := opts.Queue.(*runner.Scheduler); ok {
 			sched = q
 		}
-		url, stopWeb, err := serveWeb(ctx, common, sess, s, sched, cmd.ErrOrStderr())
+		url, stopWeb, err := serveWeb(ctx, common, sess, s, sched, notes)
 		if err != nil {
 			sess.Close()
 			return err
 		}
 		defer stopWeb()
 		opts.Notice = "browser console: " + url
-		fmt.Fprintln(cmd.ErrOrStderr(), opts.Notice)
+		fmt.Fprintln(notes, opts.Notice)
 	}
+	opts.Notes = notes.notes()
 	runErr := tui.Run(ctx, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
 	if ctx.Err() != nil {
 		// A signal (or the terminal going away) ended the console: the

@@ -43,7 +43,7 @@ needs no network and no key.`,
 				return err
 			}
 			defer cleanup()
-			if err := common.applySandbox(s); err != nil {
+			if err := common.applyDemoSandbox(s, cmd.ErrOrStderr()); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.ErrOrStderr(), "demo workspace:", s.workspace+demoDirNote(df))

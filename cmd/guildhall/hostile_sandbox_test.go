@@ -194,7 +194,7 @@ func TestHostileSandboxFailsClosedWithoutBubblewrap(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"run", "--workspace", ws, "--base-url", h.keyServer.BaseURL(), "--no-input", "do something"},
-		{"demo", "--headless", "--speed", "0", "--no-input"},
+		{"demo", "--headless", "--speed", "0", "--no-input", "--sandbox", "workspace-write"},
 		{"check", "--workspace", ws},
 		{"run", "--workspace", ws, "--base-url", h.keyServer.BaseURL(), "--sandbox", "read-only", "--no-input", "do something"},
 	} {
@@ -210,6 +210,19 @@ func TestHostileSandboxFailsClosedWithoutBubblewrap(t *testing.T) {
 	}
 	if reqs := h.keyServer.requests(); len(reqs) != 0 {
 		t.Errorf("the model endpoint was asked before the sandbox was checked:\n%s", strings.Join(reqs, "\n"))
+	}
+	// The demo alone runs anyway, saying so: its workspace is Guildhall's
+	// own sample and its model a script, and the README's first command
+	// must work on a machine without bubblewrap.
+	for _, p := range []string{"tr", "sed", "dirname", "printf", "grep", "head", "ls"} {
+		if full, err := exec.LookPath(p); err == nil {
+			_ = os.Symlink(full, filepath.Join(bin, p))
+		}
+	}
+	res := h.runEnv(ws, 0, []string{"PATH=" + bin}, "demo", "--headless", "--speed", "0", "--no-input")
+	if res.code != exitOK || !strings.Contains(res.stderr, "the demo runs its own embedded sample project unconfined") ||
+		!strings.Contains(res.stderr, "install bubblewrap") {
+		t.Errorf("the demo without bubblewrap:\n%s", res)
 	}
 	h.assertSafe()
 }

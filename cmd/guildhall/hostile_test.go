@@ -18,11 +18,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/internal/treesum"
 )
 
 // hostileKey is the operator's API key in every hostile test. It is long
@@ -262,35 +261,9 @@ func (h *hostile) operatorState(p string) bool {
 // links are recorded by mode and target.
 func checksums(t *testing.T, roots ...string) map[string]string {
 	t.Helper()
-	sums := map[string]string{}
-	for _, root := range roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			fi, err := os.Lstat(p)
-			if err != nil {
-				return err
-			}
-			switch {
-			case fi.Mode()&fs.ModeSymlink != 0:
-				target, _ := os.Readlink(p)
-				sums[p] = "link:" + target
-			case fi.IsDir():
-				sums[p] = "dir:" + fi.Mode().String()
-			default:
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				s := sha256.Sum256(b)
-				sums[p] = fi.Mode().String() + ":" + hex.EncodeToString(s[:])
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	sums, err := treesum.Of(roots...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return sums
 }

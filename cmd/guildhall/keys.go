@@ -13,11 +13,13 @@ import (
 // case) that may hold a provider key, in the order they are tried.
 var keyNames = map[string][]string{
 	"anthropic": {"ANTHROPIC_API_KEY", "GUILDHALL_API_KEY"},
-	"openai":    {"OPENAI_API_KEY", "GUILDHALL_API_KEY"},
+	// ORCHESTRATOR_API_KEY is the original system's name for the key of
+	// its (OpenAI-compatible) endpoint.
+	"openai": {"OPENAI_API_KEY", "ORCHESTRATOR_API_KEY", "GUILDHALL_API_KEY"},
 }
 
 // secretEnv lists every variable whose value Guildhall holds as a secret.
-var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GUILDHALL_API_KEY", "ORCHESTRATOR_KAGI_API_KEY", "KAGI_API_KEY"}
+var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GUILDHALL_API_KEY", "ORCHESTRATOR_API_KEY", "ORCHESTRATOR_KAGI_API_KEY", "KAGI_API_KEY"}
 
 // keyring holds the provider keys, read once at start. It is handed to
 // providers and to the redactor, and nowhere else.

@@ -104,6 +104,8 @@ it opens the console and submits the task at once.`,
 		newQueueCmd(common),
 		newSettingsCmd(common),
 		newTrustCmd(common),
+		newBenchCmd(common),
+		newFoundryCmd(common),
 	)
 	root.SetFlagErrorFunc(flagError)
 	return root

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/mcptest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
@@ -34,5 +35,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	mcptest.Cleanup()
 	os.Exit(code)
 }

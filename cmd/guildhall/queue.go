@@ -452,6 +452,9 @@ configuration error, 3 a task needs input, 130 interrupted.`,
 			if err != nil {
 				return err
 			}
+			if err := s.requireEndpoint(); err != nil {
+				return err
+			}
 			return runQueue(ctx, cmd, rf, s)
 		},
 	}
@@ -518,6 +521,12 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 
 	if ctx.Err() != nil {
 		return &exitCodeError{code: exitInterrupted, err: errors.New("stopped; a live run stays resumable and `guildhall queue run` picks it up again")}
+	}
+	var held *runner.EndpointError
+	if errors.As(drainErr, &held) {
+		// A setup problem, like run's: exit 2, the item waiting again.
+		held.Unanswered.KeyNote = s.endpoint.keyNoteOrEmpty()
+		return usageErr(held)
 	}
 	if drainErr != nil {
 		return queueErr(drainErr)

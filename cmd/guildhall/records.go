@@ -205,7 +205,10 @@ func prose(md *render.MarkdownRenderer, text string, width int) string {
 func showRun(out io.Writer, m *store.Meta, summary string) {
 	md := render.NewMarkdownRenderer("notty")
 	fmt.Fprintf(out, "Run      %s\n", m.RunID)
-	if m.Foreign {
+	switch {
+	case m.Foreign && m.OriginalFormat:
+		fmt.Fprintln(out, "Foreign  written by the original system (orchestration-builder), not by Guildhall for you: shown read-only, never resumed or continued")
+	case m.Foreign:
 		fmt.Fprintln(out, "Foreign  its records were not written by Guildhall for you (the integrity check failed): shown read-only, never resumed or continued")
 	}
 	fmt.Fprintf(out, "Status   %s\n", render.SanitizeLine(m.Status))
@@ -232,7 +235,7 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 			}
 		}
 	}
-	if e := m.Error; e != nil {
+	if e := surfacedError(m); e != nil {
 		fmt.Fprintf(out, "\nError (%s)\n", render.SanitizeLine(e.Kind))
 		if e.Message != "" {
 			fmt.Fprintln(out, prose(md, e.Message, 80))
@@ -242,6 +245,16 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 			fmt.Fprintln(out, render.Sanitize(string(e.Detail)))
 		}
 	}
+}
+
+// surfacedError is a run's error: meta's own, else its result card's (the
+// original system writes only the card's, except when its startup marks a
+// run interrupted).
+func surfacedError(m *store.Meta) *store.MetaError {
+	if m.Error == nil && m.Result != nil {
+		return m.Result.Error
+	}
+	return m.Error
 }
 
 func newResumeCmd(common *commonFlags) *cobra.Command {
@@ -273,7 +286,7 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 				return &exitCodeError{code: exitError, err: err}
 			}
 			if m.Foreign {
-				return &exitCodeError{code: exitError, err: &runner.ForeignRunError{RunID: m.RunID, Record: store.MetaFile}}
+				return &exitCodeError{code: exitError, err: &runner.ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat}}
 			}
 			common.recordedGuild = m.GuildPath
 			if common.deployment == "" {
@@ -284,6 +297,9 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 				return err
 			}
 			s.notes = append(s.notes, setupDrift(m, s)...)
+			if err := s.requireEndpoint(); err != nil {
+				return err
+			}
 			return headlessResume(ctx, cmd, common, rf, s, args[0])
 		},
 	}
@@ -340,13 +356,24 @@ func filesText(files []string) string {
 }
 
 func newCheckCmd(common *commonFlags) *cobra.Command {
-	return &cobra.Command{
+	strict, probe := false, false
+	cmd := &cobra.Command{
 		Use:   "check [GUILD_DIR]",
 		Short: "Validate a guild and deployment; errors carry file:line:col",
 		Long: `Validate the guild and deployment a run here would use, and say where each
 came from: --guild/--deployment, the workspace's own files (applied only
 once you trust the workspace), your ~/.config/guildhall/, or the built-in
-seed guild and defaults. GUILD_DIR checks that guild folder instead.`,
+seed guild and defaults. GUILD_DIR checks that guild folder instead.
+
+Keys the original system ignores (in guild.json's top level, in tool
+manifests, in label tiers) are ignored here too, and reported as warnings
+with file:line:col, as is a tool declared twice; --strict makes them errors.
+
+The deployment's MCP servers are listed (command or URL, sandbox, and only
+the names of env and headers), with the MCP tools each role is granted.
+--probe starts each server as a run would, reads its tools, prints the
+ones each role may call and the granted ones it does not offer, and stops
+it; a server that fails its probe fails the check.`,
 		Args: args{max: 1, what: "at most one guild folder", example: "guildhall check ./guild"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
@@ -366,12 +393,32 @@ seed guild and defaults. GUILD_DIR checks that guild folder instead.`,
 				fmt.Fprintln(out, "note:", render.SanitizeLine(n))
 			}
 			g, d := cfg.guild, cfg.deployment
+			if strict && len(g.Warnings) > 0 {
+				return usageErr(fmt.Errorf("guild %s: %d warning(s), which --strict makes errors:\n%s", g.Source, len(g.Warnings), g.Warnings))
+			}
+			for _, w := range g.Warnings {
+				fmt.Fprintln(out, "warning:", render.SanitizeLine(w.Error()))
+			}
 			fmt.Fprintf(out, "guild %s: ok (%d roles, entry role %s)\n", render.SanitizeLine(g.Source), len(g.Roles), render.SanitizeLine(g.EntryRole))
+			if d.Origin("model.contextWindow") != "" {
+				if err := d.CheckGenerationFits(); err != nil {
+					return usageErr(err)
+				}
+			} else if d.Origin("model.generation.maxTokens") != "" {
+				fmt.Fprintln(out, "note: model.contextWindow is not set: it is read from the server's model list when a run starts, and model.generation.maxTokens is checked against it then")
+			}
 			fmt.Fprintf(out, "deployment %s: ok (provider %s, endpoint %s)\n", render.SanitizeLine(d.Source), render.SanitizeLine(d.Model.Provider), render.SanitizeLine(d.Model.APIBase))
 			if _, note := cfg.keyFor(common.keys); note != "" {
 				fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 			}
-			return common.checkSandbox(out, cfg.workspace, d)
+			sb, err := common.checkSandbox(out, cfg.workspace, d)
+			if err != nil {
+				return err
+			}
+			return checkMCP(cmd.Context(), out, cfg, sb, probe)
 		},
 	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (keys the original ignores, a tool declared twice) as errors")
+	cmd.Flags().BoolVar(&probe, "probe", false, "start the deployment's MCP servers (each in its sandbox), list the tools each role may call, and stop them")
+	return cmd
 }

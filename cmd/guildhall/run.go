@@ -50,6 +50,9 @@ Exit status: 0 success, 1 error, 2 usage or configuration error,
 			if err != nil {
 				return err
 			}
+			if err := s.requireEndpoint(); err != nil {
+				return err
+			}
 			return headlessRun(ctx, cmd, common, rf, s, args[0])
 		},
 	}
@@ -155,7 +158,8 @@ func (s *setup) sessionConfig(noInput bool) runner.SessionConfig {
 	return runner.SessionConfig{
 		Workspace: s.workspace, Sealer: s.records.Seal, Redactor: s.records.Redact, WorkspaceConfig: s.trust.info(),
 		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput, WebSearch: s.webSearch(),
-		Sandbox: s.sandbox.host,
+		Sandbox:          s.sandbox.host,
+		EndpointAnswered: s.endpoint.hasAnswered(), StartProbe: s.endpoint.probe(),
 	}
 }
 
@@ -278,6 +282,19 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	}
 	if err := finish(err); err != nil {
 		return &exitCodeError{code: exitError, err: err}
+	}
+	if u := outcome.Endpoint; u != nil {
+		u.KeyNote = s.endpoint.keyNoteOrEmpty()
+		id := outcome.RunID
+		if outcome.Stopped {
+			id = "" // a resumed run stays resumable
+		}
+		return endpointError(u, id)
+	}
+	if c := outcome.Card; outcome.Status == store.StatusError && c != nil && c.Error != nil && c.Error.Kind == "llm_unavailable" {
+		// The platform's own account of the endpoint (how often it
+		// failed, what to do): the run lines cut it short.
+		return &exitCodeError{code: exitError, err: fmt.Errorf("run %s: %s", outcome.RunID, c.Error.Message)}
 	}
 	return outcomeError(outcome)
 }

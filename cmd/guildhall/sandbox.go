@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -30,7 +31,7 @@ type sandboxState struct {
 }
 
 // noneWarning is printed at every start with the sandbox off.
-const noneWarning = "guildhall: warning: sandbox none: run_shell, typecheck, test and the git tools run unconfined, with this account's files, network and processes (see docs/security.md)"
+const noneWarning = "guildhall: warning: sandbox none: run_shell, typecheck, test, the git tools and MCP servers run unconfined, with this account's files, network and processes (see docs/security.md)"
 
 // resolveSandbox applies --sandbox to the deployment's policy and checks
 // that this machine can enforce it, before anything else happens: a
@@ -67,10 +68,27 @@ func (c *commonFlags) resolveSandbox(ws string, d *runner.Deployment) (sandboxSt
 	return st, nil
 }
 
-// applySandbox resolves the sandbox of a setup built without load (the
-// demo).
-func (c *commonFlags) applySandbox(s *setup) error {
+// demoUnconfined says why the demo runs without the sandbox.
+const demoUnconfined = "guildhall: note: the sandbox is not available here (%s); the demo runs its own embedded sample project unconfined. " +
+	"Real runs refuse to start without it: install bubblewrap (apt install bubblewrap) to see the demo sandboxed too."
+
+// applyDemoSandbox resolves the demo's sandbox. The demo's workspace is
+// Guildhall's own embedded sample and its model a script, so nothing in it
+// is hostile: when the default sandbox cannot work on this machine (a
+// fresh machine has no bubblewrap), the demo says so and runs unconfined
+// rather than refusing, so the README's first command works anywhere. An
+// explicit --sandbox is obeyed as it is everywhere else.
+func (c *commonFlags) applyDemoSandbox(s *setup, errOut io.Writer) error {
 	st, err := c.resolveSandbox(s.workspace, s.deployment)
+	if err != nil && c.sandbox.mode == "" {
+		fmt.Fprintf(errOut, demoUnconfined+"\n", render.SanitizeLine(err.Error()))
+		s.deployment.Sandbox.Mode = string(sandbox.None)
+		p, perr := sandbox.NewPolicy(s.deployment.Sandbox)
+		if perr != nil {
+			return usageErr(perr)
+		}
+		st, err = sandboxState{host: sandbox.NewHost(), policy: p}, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -89,11 +107,11 @@ func printSandboxSummary(out, errOut io.Writer, json bool, s *setup) {
 
 // checkSandbox is `guildhall check`'s sandbox line: the policy, and
 // whether this machine can enforce it.
-func (c *commonFlags) checkSandbox(out io.Writer, ws string, d *runner.Deployment) error {
+func (c *commonFlags) checkSandbox(out io.Writer, ws string, d *runner.Deployment) (sandboxState, error) {
 	st, err := c.resolveSandbox(ws, d)
 	if err != nil {
-		return err
+		return sandboxState{}, err
 	}
 	fmt.Fprintf(out, "%s: ok\n", st.policy.Summary())
-	return nil
+	return st, nil
 }

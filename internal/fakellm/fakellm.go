@@ -49,6 +49,15 @@ type Server struct {
 	// the format's context-length error; ReportTokens includes the size.
 	MaxPromptChars int
 	ReportTokens   bool
+	// Flavor makes the Chat Completions stream carry one server's
+	// documented quirks (FlavorOllama, FlavorVLLM); the zero value is
+	// llama.cpp's shape.
+	Flavor Flavor
+	// ContextWindow, when set, is the window the server reports: as
+	// context_length in the model list, and as the n_ctx of llama.cpp's
+	// /props. Otherwise the list reports n_ctx_train 32768 and /props is
+	// not served.
+	ContextWindow int
 
 	// faults are served, in order, before the next replies; down answers
 	// every request (probes included) with 503 while set.
@@ -70,6 +79,26 @@ func New() *Server {
 
 // BaseURL is the OpenAI-style base URL (".../v1").
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
+// Flavor is the server whose stream quirks the fake reproduces.
+type Flavor int
+
+const (
+	// FlavorLlamaCpp: OpenAI-style chunks, tool-call arguments in pieces,
+	// reasoning in reasoning_content, usage in a final chunk.
+	FlavorLlamaCpp Flavor = iota
+	// FlavorOllama: Ollama's OpenAI endpoint before 0.5.2 — no usage in
+	// the stream whatever stream_options says; each tool call whole in one
+	// chunk, every one at index 0 with its own id; finish_reason "stop"
+	// even when the reply calls tools; reasoning in "reasoning".
+	FlavorOllama
+	// FlavorVLLM: vLLM's tool parsers — a call's first chunk carries its
+	// id, type and name and no "arguments" key, the arguments follow in
+	// later chunks; ids look like "chatcmpl-tool-…"; reasoning (with
+	// --reasoning-parser) in reasoning_content; usage only in a final
+	// chunk with no choices, when include_usage asks for it.
+	FlavorVLLM
+)
 
 // Fault is one injected failure.
 type Fault struct {
@@ -132,8 +161,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"error":{"message":"upstream unavailable","type":"server_error"}}`)
 		return
 	}
+	if r.Method == http.MethodGet && r.URL.Path == "/props" {
+		s.mu.Lock()
+		n := s.ContextWindow
+		s.mu.Unlock()
+		if n == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"default_generation_settings":{"n_ctx":%d},"total_slots":1}`, n)
+		return
+	}
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 		w.Header().Set("Content-Type", "application/json")
+		if s.ContextWindow > 0 {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"test","context_length":%d}]}`, s.ContextWindow)
+			return
+		}
 		io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","owned_by":"test","meta":{"n_ctx_train":32768}}]}`)
 		return
 	}
@@ -186,14 +231,74 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		reply.CompletionTokens = 10 + len(reply.Content)/4
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	switch format {
-	case "responses":
+	switch {
+	case format == "responses":
 		writeResponses(w, reply, n)
-	case "anthropic":
+	case format == "anthropic":
 		writeAnthropic(w, reply, n)
+	case s.Flavor == FlavorOllama:
+		writeOllamaChat(w, reply, n)
+	case s.Flavor == FlavorVLLM:
+		writeVLLMChat(w, reply, n, includeUsage(body))
 	default:
 		writeChat(w, reply, n)
 	}
+}
+
+func includeUsage(body map[string]any) bool {
+	so, _ := body["stream_options"].(map[string]any)
+	v, _ := so["include_usage"].(bool)
+	return v
+}
+
+func chatChunk(n int, delta any, finish any) string {
+	return js(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+}
+
+// writeOllamaChat streams r as Ollama's OpenAI endpoint did before 0.5.2.
+func writeOllamaChat(w io.Writer, r Reply, n int) {
+	for _, p := range pieces(r.Reasoning) {
+		sse(w, "", chatChunk(n, map[string]any{"role": "assistant", "content": "", "reasoning": p}, nil))
+	}
+	for _, p := range pieces(r.Content) {
+		sse(w, "", chatChunk(n, map[string]any{"role": "assistant", "content": p}, nil))
+	}
+	for i, c := range r.Calls {
+		sse(w, "", chatChunk(n, map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+			"id": fmt.Sprintf("call_%08x", n*100+i), "index": 0, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": args(c)}}}}, nil))
+	}
+	sse(w, "", chatChunk(n, map[string]any{"role": "assistant", "content": ""}, "stop"))
+	sse(w, "", "[DONE]")
+}
+
+// writeVLLMChat streams r as vLLM's OpenAI server with a tool parser does.
+func writeVLLMChat(w io.Writer, r Reply, n int, usage bool) {
+	sse(w, "", chatChunk(n, map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, p := range pieces(r.Reasoning) {
+		sse(w, "", chatChunk(n, map[string]any{"reasoning_content": p}, nil))
+	}
+	for _, p := range pieces(r.Content) {
+		sse(w, "", chatChunk(n, map[string]any{"content": p}, nil))
+	}
+	for i, c := range r.Calls {
+		sse(w, "", chatChunk(n, map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("chatcmpl-tool-%d%02d", n, i),
+			"type": "function", "function": map[string]any{"name": c.Name}}}}, nil))
+		for _, p := range pieces(args(c)) {
+			sse(w, "", chatChunk(n, map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil))
+		}
+	}
+	finish := "stop"
+	if len(r.Calls) > 0 {
+		finish = "tool_calls"
+	}
+	sse(w, "", chatChunk(n, map[string]any{"content": ""}, finish))
+	if usage {
+		sse(w, "", js(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1, "model": "fake-model", "choices": []any{},
+			"usage": map[string]any{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens}}))
+	}
+	sse(w, "", "[DONE]")
 }
 
 func rejectTooLong(w http.ResponseWriter, format string, tokens int, report bool) {

@@ -8,6 +8,7 @@
 package event
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 )
@@ -62,6 +63,13 @@ const (
 	// Egress records one attempt to reach the network from a sandboxed
 	// command (through the proxy) or a web tool, and the policy's decision.
 	Egress Type = "egress"
+	// MCPServer records a change of an MCP server's state: ready with its
+	// tools, failed to start, exited, or unresponsive. Every view shows
+	// the failures as a banner.
+	MCPServer Type = "mcp_server"
+	// ToolCallsIgnored records the tool calls of a reply that were not run
+	// because an earlier call in the same reply (finish) ended the role.
+	ToolCallsIgnored Type = "tool_calls_ignored"
 )
 
 // Event is one line of log.jsonl: {timestamp, type, payload}.
@@ -136,6 +144,9 @@ type RunStartedPayload struct {
 	// WorkspaceConfig is the trust decision about the workspace's own
 	// guild and deployment files, when it has any.
 	WorkspaceConfig *WorkspaceConfig `json:"workspaceConfig,omitempty"`
+	// WindowWarning, when set, says the model's context window is too small
+	// for the guild's opening prompts, and how to fix that.
+	WindowWarning string `json:"windowWarning,omitempty"`
 }
 
 // WorkspaceConfig records whether a workspace's own configuration files
@@ -163,8 +174,13 @@ type RoleStartPayload struct {
 	Depth  int    `json:"depth"`
 	Task   string `json:"task"`
 	Parent string `json:"parent,omitempty"`
-	// ParentID is the parent's instance id (Guildhall addition).
-	ParentID string `json:"parentId,omitempty"`
+	// ParentID is the parent's instance id (Guildhall's name), and
+	// ParentRoleID the same under the original system's name: writers set
+	// both, so the original's readers walk a Guildhall log's delegation
+	// chain; readers use ParentInstance, which takes either. (Plain fields
+	// rather than a custom codec: the flow model decodes every role event.)
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
 }
 
 // RoleFinishedPayload: a role instance returned its card.
@@ -177,17 +193,31 @@ type RoleFinishedPayload struct {
 	Artifacts []string   `json:"artifacts,omitempty"`
 	Error     *ErrorInfo `json:"error,omitempty"`
 	Parent    string     `json:"parent,omitempty"`
-	ParentID  string     `json:"parentId,omitempty"`
+	// ParentID and ParentRoleID: see RoleStartPayload.
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
 }
 
 // AgentCallPayload: the parent→child edge, logged before the child runs.
 type AgentCallPayload struct {
-	Parent   string `json:"parent"`
-	ParentID string `json:"parentId,omitempty"`
-	Child    string `json:"child"`
-	Depth    int    `json:"depth"`
-	Task     string `json:"task,omitempty"`
+	Parent string `json:"parent"`
+	// ParentID and ParentRoleID: see RoleStartPayload.
+	ParentID     string `json:"parentId,omitempty"`
+	ParentRoleID string `json:"parentRoleId,omitempty"`
+	Child        string `json:"child"`
+	Depth        int    `json:"depth"`
+	Task         string `json:"task,omitempty"`
 }
+
+// ParentInstance is the parent's instance id: Guildhall's parentId, or
+// the original system's parentRoleId in a log it wrote.
+func (p RoleStartPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
+
+// ParentInstance is the parent's instance id (see RoleStartPayload's).
+func (p RoleFinishedPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
+
+// ParentInstance is the parent's instance id (see RoleStartPayload's).
+func (p AgentCallPayload) ParentInstance() string { return cmp.Or(p.ParentID, p.ParentRoleID) }
 
 // EffortSetPayload records the run's effort tier.
 type EffortSetPayload struct {
@@ -209,11 +239,46 @@ type Usage struct {
 	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
 }
 
-// WireToolCall is a tool call as the model emitted it.
+// WireToolCall is a tool call as the model emitted it. It is written in
+// the shape of the OpenAI wire and of the original system's log,
+// {id, type: "function", function: {name, arguments}}, and read from that
+// shape or from the flat {id, name, arguments} earlier Guildhall logs hold.
 type WireToolCall struct {
-	ID        string `json:"id"`
+	ID        string
+	Name      string
+	Arguments string
+}
+
+type wireFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// MarshalJSON writes the nested shape.
+func (c WireToolCall) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID       string       `json:"id"`
+		Type     string       `json:"type"`
+		Function wireFunction `json:"function"`
+	}{c.ID, "function", wireFunction{c.Name, c.Arguments}})
+}
+
+// UnmarshalJSON reads the nested shape or the flat one.
+func (c *WireToolCall) UnmarshalJSON(b []byte) error {
+	var v struct {
+		ID        string        `json:"id"`
+		Name      string        `json:"name"`
+		Arguments string        `json:"arguments"`
+		Function  *wireFunction `json:"function"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = WireToolCall{ID: v.ID, Name: v.Name, Arguments: v.Arguments}
+	if f := v.Function; f != nil {
+		c.Name, c.Arguments = cmp.Or(f.Name, c.Name), cmp.Or(f.Arguments, c.Arguments)
+	}
+	return nil
 }
 
 // WireMessage is one message as sent to the model (reasoning omitted).
@@ -422,6 +487,34 @@ type ProviderFailurePayload struct {
 	Attempt    int    `json:"attempt"`
 	Retrying   bool   `json:"retrying"`
 	Body       string `json:"body,omitempty"`
+	// Message is the failure's own message: the server's error message
+	// (from the body) or this machine's (connection refused), or why a
+	// reply was unusable. At most MaxFailureMessage characters; views
+	// sanitise it like every outside string.
+	Message string `json:"message,omitempty"`
+}
+
+// MaxFailureMessage caps ProviderFailurePayload.Message.
+const MaxFailureMessage = 300
+
+// ToolCallsIgnoredPayload lists the calls of one reply that were not run,
+// in order, and why.
+type ToolCallsIgnoredPayload struct {
+	Role   string `json:"role"`
+	RoleID string `json:"roleId,omitempty"`
+	// After is the call that ended the turn ("finish").
+	After string `json:"after"`
+	// Count is how many calls were not run; Tools counts them per tool, in
+	// order of first appearance.
+	Count  int         `json:"count"`
+	Tools  []ToolCount `json:"tools"`
+	Reason string      `json:"reason"`
+}
+
+// ToolCount is how many calls one tool got.
+type ToolCount struct {
+	Tool  string `json:"tool"`
+	Count int    `json:"count"`
 }
 
 // EgressPayload is one egress attempt: the host and port asked for, whether
@@ -437,4 +530,24 @@ type EgressPayload struct {
 	Reason  string `json:"reason,omitempty"`
 	Role    string `json:"role,omitempty"`
 	RoleID  string `json:"roleId,omitempty"`
+}
+
+// MCPServerPayload is a change of an MCP server's state. State is one of
+// ready, failed (not started again in the run), exited and unresponsive
+// (both started again at the next use). Message is Guildhall's sentence;
+// anything the server said in it (its stderr, an error) was cleaned and
+// cut, but it is still the server's text: views sanitize it as any other.
+// A ready server's event counts its tools, lists those it offered that
+// were left out (Skipped, each with why) and the granted tools it does
+// not offer (Missing). Role and RoleID name the role whose work started
+// or used the server, when known.
+type MCPServerPayload struct {
+	Server  string   `json:"server"`
+	State   string   `json:"state"`
+	Message string   `json:"message,omitempty"`
+	Tools   int      `json:"tools,omitempty"`
+	Skipped []string `json:"skipped,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	Role    string   `json:"role,omitempty"`
+	RoleID  string   `json:"roleId,omitempty"`
 }

@@ -274,6 +274,7 @@ func retryAfter(h http.Header, now time.Time) float64 {
 // reused (drainingBody). Its signature matches both SDKs'
 // option.Middleware.
 func classifyMiddleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	replayOnDeadConnection(req)
 	resp, err := next(req)
 	if err != nil || resp == nil {
 		return resp, err
@@ -287,6 +288,24 @@ func classifyMiddleware(req *http.Request, next func(*http.Request) (*http.Respo
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, classifyReadLimit))
 	_ = resp.Body.Close()
 	return nil, ClassifyHTTP(resp.StatusCode, resp.Header, body)
+}
+
+// replayOnDeadConnection lets the transport send a model call again on a
+// fresh connection when the kept-alive one it picked was closed by the
+// server without an answer. llama-server closes a connection once a reply
+// has taken longer than its keep-alive timeout (5 s), without saying so, so
+// the next call on it read EOF and counted as a provider failure after
+// every slow reply. Go replays only idempotent requests; an
+// X-Idempotency-Key key with no value marks the request so without sending
+// a header, and the transport replays it only when the server closed the
+// reused connection before answering (net/http: shouldRetryRequest).
+func replayOnDeadConnection(req *http.Request) {
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if _, ok := req.Header["X-Idempotency-Key"]; !ok {
+		req.Header["X-Idempotency-Key"] = nil
+	}
 }
 
 // classifyFailure turns any error from a call into a classified *Error.

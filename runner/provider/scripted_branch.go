@@ -19,10 +19,13 @@ import (
 // (the task, a continuation's reference turns); on a later call, the
 // messages after its last reply (tool results, platform and operator
 // notices). Task patterns are matched against the instance's task (the
-// last user message of its opening). A branch starts over from its first
-// turn when each of its When patterns matches some message, each Task
-// pattern matches the task, and no Unless pattern matches; a branch with
-// Task patterns but no When starts only on a first call. Otherwise the
+// last user message of its opening), and System patterns against its
+// system prompt (so a script can play a guild's prompt change, as the
+// Foundry's tests need). A branch starts over from its first turn when
+// each of its When patterns matches some message, each Task pattern
+// matches the task, each System pattern matches the system prompt, and no
+// Unless pattern matches; a branch with Task or System patterns but no
+// When starts only on a first call. Otherwise the
 // instance goes on with its current branch, then the role's main
 // conversation (Script.Roles). A branch with no When or Task is the
 // role's fallback: it answers, once per instance, when nothing else has a
@@ -36,6 +39,7 @@ type ScriptBranch struct {
 	// When, Task and Unless hold regular expressions (Go RE2 syntax).
 	When   []string     `json:"when,omitempty"`
 	Task   []string     `json:"task,omitempty"`
+	System []string     `json:"system,omitempty"`
 	Unless []string     `json:"unless,omitempty"`
 	Turns  []ScriptTurn `json:"turns"`
 }
@@ -46,10 +50,10 @@ const MaxScriptCapture = 2000
 // branch is a ScriptBranch with its patterns compiled.
 type branch struct {
 	ScriptBranch
-	when, task, unless []*regexp.Regexp
+	when, task, system, unless []*regexp.Regexp
 }
 
-func (b *branch) fallback() bool { return len(b.when) == 0 && len(b.task) == 0 }
+func (b *branch) fallback() bool { return len(b.when) == 0 && len(b.task) == 0 && len(b.system) == 0 }
 
 // instance is one role instance's place in the script.
 type instance struct {
@@ -88,7 +92,7 @@ func compileBranches(in map[string][]ScriptBranch) (map[string][]branch, error) 
 				name string
 				src  []string
 				dst  *[]*regexp.Regexp
-			}{{"when", sb.When, &b.when}, {"task", sb.Task, &b.task}, {"unless", sb.Unless, &b.unless}} {
+			}{{"when", sb.When, &b.when}, {"task", sb.Task, &b.task}, {"system", sb.System, &b.system}, {"unless", sb.Unless, &b.unless}} {
 				for j, w := range f.src {
 					re, err := regexp.Compile(w)
 					if err != nil {
@@ -150,11 +154,12 @@ func firstCall(messages []Message) bool {
 
 // sent is what a role instance was just sent (on its first call every
 // message but the system prompt, later the messages after its last reply),
-// and its task.
+// its task and its system prompt.
 type sent struct {
-	texts []string
-	task  string
-	first bool
+	texts  []string
+	task   string
+	system string
+	first  bool
 }
 
 func sentMessages(messages []Message) sent {
@@ -163,6 +168,8 @@ func sentMessages(messages []Message) sent {
 	opening := true
 	for i, m := range messages {
 		switch {
+		case m.Role == "system" && i == 0:
+			s.system = m.Content
 		case m.Role == "assistant":
 			start = i + 1
 			opening = opening && len(m.ToolCalls) == 0
@@ -195,6 +202,9 @@ func matchBranch(bs []branch, s sent) (*branch, map[string]string) {
 		}
 		for _, re := range b.task {
 			ok = ok && matchAny(re, []string{s.task}, caps)
+		}
+		for _, re := range b.system {
+			ok = ok && matchAny(re, []string{s.system}, caps)
 		}
 		for _, re := range b.unless {
 			ok = ok && !matchAny(re, s.texts, map[string]string{})

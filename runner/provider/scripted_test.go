@@ -325,3 +325,26 @@ func BenchmarkScriptedCallWithBranches(b *testing.B) {
 		}
 	}
 }
+
+// TestSystemPatternsPlayAPromptChange: a branch with system patterns
+// answers an instance whose system prompt matches (a guild whose prompt
+// the Foundry changed), on its first call only; an instance with another
+// prompt gets the main conversation.
+func TestSystemPatternsPlayAPromptChange(t *testing.T) {
+	s := NewScripted(mustParse(t, `{
+	  "roles": {"coder": [{"content": "careless", "toolCalls": [{"name": "finish", "arguments": {"status": "success", "summary": "skipped the tests"}}]}]},
+	  "branches": {"coder": [{"name": "careful", "system": ["(?i)run the (?P<what>tests) first"],
+	    "turns": [{"content": "ran the {{what}}", "toolCalls": [{"name": "finish", "arguments": {"status": "success", "summary": "tested"}}]}]}]}
+	}`), 0)
+	careful := &conv{role: "coder", id: "coder-1-1", msgs: []Message{{Role: "system", Content: "You are the coder. Run the tests first."}, {Role: "user", Content: "fix it"}}}
+	if got := careful.call(t, s).Content; got != "ran the tests" {
+		t.Errorf("matching prompt got %q", got)
+	}
+	plain := newConv("coder", "coder-1-2", "fix it: run the tests first")
+	if got := plain.call(t, s).Content; got != "careless" {
+		t.Errorf("a task naming the phrase matched a system pattern: %q", got)
+	}
+	if _, err := ParseScript([]byte(`{"roles": {}, "branches": {"c": [{"name": "x", "system": ["("], "turns": [{"content": "a"}]}]}}`)); err == nil || !strings.Contains(err.Error(), "system[0]") {
+		t.Errorf("a bad system pattern was not reported: %v", err)
+	}
+}

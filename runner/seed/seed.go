@@ -1,18 +1,22 @@
-// Package seed embeds Guildhall's seed guild and the offline demo: a sample
-// workspace with a failing test and the scripted conversation that fixes it.
+// Package seed embeds Guildhall's seed guild, its compact variant for small
+// context windows, and the offline demo: a sample workspace with a failing
+// test and the scripted conversation that fixes it.
 package seed
 
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
-//go:embed all:guild all:demo
+//go:embed all:guild all:demo all:compact
 var files embed.FS
 
 func sub(dir string) fs.FS {
@@ -24,6 +28,103 @@ func sub(dir string) fs.FS {
 
 // Guild is the seed guild folder (guild.json, prompts/, tools/).
 func Guild() fs.FS { return sub("guild") }
+
+// CompactGuild is the seed guild for small context windows: the seed guild
+// with the roles compact/compact.json names given that file's prompt,
+// tools and style-guide flag (shorter prompts, fewer tools). Every other
+// file, role and label is the seed guild's, so the two cannot drift apart.
+func CompactGuild() (fs.FS, error) {
+	base := Guild()
+	spec, err := files.ReadFile("compact/compact.json")
+	if err != nil {
+		return nil, fmt.Errorf("compact guild: %w", err)
+	}
+	var compact struct {
+		Roles map[string]map[string]json.RawMessage `json:"roles"`
+	}
+	if err := json.Unmarshal(spec, &compact); err != nil {
+		return nil, fmt.Errorf("compact guild: compact.json: %w", err)
+	}
+	raw, err := fs.ReadFile(base, "guild.json")
+	if err != nil {
+		return nil, fmt.Errorf("compact guild: %w", err)
+	}
+	var guild map[string]json.RawMessage
+	var roles map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &guild); err != nil {
+		return nil, fmt.Errorf("compact guild: guild.json: %w", err)
+	}
+	if err := json.Unmarshal(guild["roles"], &roles); err != nil {
+		return nil, fmt.Errorf("compact guild: guild.json roles: %w", err)
+	}
+	over := map[string][]byte{}
+	for name, fields := range compact.Roles {
+		role, ok := roles[name]
+		if !ok {
+			return nil, fmt.Errorf("compact guild: compact.json changes role %q, which the seed guild does not have", name)
+		}
+		for k, v := range fields {
+			role[k] = v
+		}
+		var prompt string
+		if err := json.Unmarshal(fields["systemPrompt"], &prompt); err == nil && prompt != "" {
+			b, err := files.ReadFile(path.Join("compact", prompt))
+			if err != nil {
+				return nil, fmt.Errorf("compact guild: role %q: %w", name, err)
+			}
+			over[prompt] = b
+		}
+	}
+	if guild["roles"], err = json.Marshal(roles); err != nil {
+		return nil, fmt.Errorf("compact guild: %w", err)
+	}
+	if over["guild.json"], err = json.MarshalIndent(guild, "", "  "); err != nil {
+		return nil, fmt.Errorf("compact guild: %w", err)
+	}
+	return layered{over: over, base: base}, nil
+}
+
+// layered serves the files in over, and every other file from base.
+type layered struct {
+	over map[string][]byte
+	base fs.FS
+}
+
+func (l layered) Open(name string) (fs.File, error) {
+	if b, ok := l.over[name]; ok {
+		return &memFile{name: path.Base(name), Reader: bytes.NewReader(b), size: int64(len(b))}, nil
+	}
+	return l.base.Open(name)
+}
+
+func (l layered) ReadFile(name string) ([]byte, error) {
+	if b, ok := l.over[name]; ok {
+		return bytes.Clone(b), nil
+	}
+	return fs.ReadFile(l.base, name)
+}
+
+// memFile is one file of layered's own.
+type memFile struct {
+	*bytes.Reader
+	name string
+	size int64
+}
+
+func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f.name, f.size}, nil }
+func (f *memFile) Close() error               { return nil }
+
+type memInfo struct {
+	name string
+	size int64
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o444 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }
 
 // DemoWorkspace is the sample project the demo works on.
 func DemoWorkspace() fs.FS { return sub("demo/workspace") }

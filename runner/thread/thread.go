@@ -159,9 +159,13 @@ type threadDeriver struct {
 	// a role started inside one is never the entry instance.
 	interlude int
 	asked     map[string]bool // entry-role question ids
-	started   bool
-	finished  bool
-	lastAt    time.Time
+	// open are the role instances started and not yet finished, innermost
+	// last: the original system's ask_human names no role, and with one
+	// role running at a time the asker is the innermost open one.
+	open     []string
+	started  bool
+	finished bool
+	lastAt   time.Time
 }
 
 func (d *threadDeriver) add(kind string, at time.Time, text, context, label string) {
@@ -270,9 +274,16 @@ func (d *threadDeriver) apply(e event.Event) {
 		if d.entryID == "" && d.interlude == 0 && p.Depth == 0 && (d.entryRole == "" || p.Role == d.entryRole) {
 			d.entryID = p.RoleID
 		}
+		d.open = append(d.open, p.RoleID)
 	case event.RoleFinished:
 		var p event.RoleFinishedPayload
-		if e.Decode(&p) != nil || !d.isEntry(p.RoleID, p.Role, p.Depth) {
+		if e.Decode(&p) != nil {
+			return
+		}
+		if n := len(d.open); n > 0 && d.open[n-1] == p.RoleID {
+			d.open = d.open[:n-1]
+		}
+		if !d.isEntry(p.RoleID, p.Role, p.Depth) {
 			return
 		}
 		context := ""
@@ -282,7 +293,13 @@ func (d *threadDeriver) apply(e event.Event) {
 		d.add(Orchestrator, e.Timestamp, p.Summary, context, p.Status)
 	case event.AskHuman:
 		var p event.AskHumanPayload
-		if e.Decode(&p) != nil || !d.isEntry(p.RoleID, p.Role, 0) {
+		if e.Decode(&p) != nil {
+			return
+		}
+		if p.RoleID == "" && p.Role == "" && len(d.open) > 0 {
+			p.RoleID = d.open[len(d.open)-1]
+		}
+		if !d.isEntry(p.RoleID, p.Role, 0) {
 			return
 		}
 		d.asked[p.ID] = true

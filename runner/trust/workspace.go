@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/mcp"
 	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Where a workspace may keep configuration of its own. The original system
@@ -62,8 +65,10 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 	record := func(name string, data []byte) { read[name] = data }
 
 	if exists(ws, workspaceGuildDir+"/guild.json") {
-		fsys := ws.ConfigFS(workspaceGuildDir, maxConfigFile, record)
-		g, err := runner.LoadGuild(fsys, workspaceGuildDir)
+		// Rooted at the workspace, not at guild/: a style guide may be one
+		// of the workspace's files, read through the same containment.
+		fsys := ws.ConfigFS("", maxConfigFile, record)
+		g, err := runner.LoadGuildIn(fsys, workspaceGuildDir, workspaceGuildDir)
 		if err != nil {
 			f.Problems = append(f.Problems, err)
 		} else {
@@ -86,6 +91,8 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 			f.Problems = append(f.Problems, err)
 			break
 		}
+		// Its MCP servers are commands and endpoints the workspace chose.
+		d.MarkWorkspaceServers(map[string]bool{name: true})
 		f.Deployment = d
 		break
 	}
@@ -152,8 +159,20 @@ func (f *Found) Changes(base *runner.Deployment, baseGuild string) []Change {
 			}
 		}
 		for _, name := range g.RoleNames() {
+			// Another party's tools, with whatever tokens the operator
+			// gave the server: a grant is worth a look.
+			if grants := g.Roles[name].MCPGrants(); len(grants) > 0 {
+				out = append(out, Change{Text: fmt.Sprintf("guild/ grants the MCP tools %s to %s", strings.Join(grants, ", "), name), Warn: true})
+			}
 			if docs := g.Roles[name].ProjectDocs; len(docs) > 0 {
 				out = append(out, Change{Text: fmt.Sprintf("guild/ gives %s the workspace files %s as project documentation", name, strings.Join(docs, ", "))})
+			}
+			// A style guide outside guild/ is one of the workspace's own
+			// files, put into every prompt of the role.
+			if sg := g.Roles[name].StyleGuide; sg != "" {
+				if file := path.Join(workspaceGuildDir, strings.TrimLeft(sg, "/")); !strings.HasPrefix(file, workspaceGuildDir+"/") {
+					out = append(out, Change{Text: fmt.Sprintf("guild/ appends the workspace file %s to the system prompt of %s", file, name)})
+				}
 			}
 		}
 	}
@@ -181,14 +200,42 @@ func deploymentChanges(file string, base, d *runner.Deployment) []Change {
 	}
 	sort.Strings(paths)
 	before, after := asTree(base), asTree(d)
-	var out []Change
+	out := mcpChanges(file, base, d)
 	for _, p := range paths {
+		if strings.HasPrefix(p, "mcpServers.") {
+			continue // mcpChanges said it, without the values
+		}
 		old, now := lookup(before, p), lookup(after, p)
 		text := fmt.Sprintf("%s sets %s to %s", file, p, now)
 		if old != now {
 			text += " (now " + old + ")"
 		}
 		out = append(out, Change{Text: text, Warn: weakening(p)})
+	}
+	return out
+}
+
+// mcpChanges lists the MCP servers file declares, each a warning: a
+// stdio server is a command the workspace chose (it runs in a sandbox of
+// its own, whose policy the line shows), an HTTP server an endpoint the
+// workspace chose (reached only through sandbox.allow). Env and header
+// values are never shown, only their names.
+func mcpChanges(file string, base, d *runner.Deployment) []Change {
+	var out []Change
+	mode := sandbox.Mode(d.Sandbox.Mode)
+	for _, name := range d.MCPServerNames() {
+		c := d.MCPServers[name]
+		if c.Origin != file {
+			continue
+		}
+		text := fmt.Sprintf("%s declares MCP server %s: %s", file, name, c.Summary(mode))
+		if c.Transport() == mcp.HTTP {
+			text += " (reached only if sandbox.allow names its host)"
+		}
+		if old, ok := base.MCPServers[name]; ok {
+			text += fmt.Sprintf("; it replaces your server %s (%s), whose env and headers it does not get", name, old.Summary(mode))
+		}
+		out = append(out, Change{Text: text, Warn: true})
 	}
 	return out
 }

@@ -151,7 +151,8 @@ func (p Policy) Patterns() []string {
 func (p Policy) Empty() bool { return len(p.rules) == 0 }
 
 // Decision is one egress attempt and what the policy said. Via names the
-// client: "proxy" (a sandboxed command), "fetch_url" or "web_search".
+// client: "proxy" (a sandboxed command), "mcp:NAME" (an MCP server's
+// sandbox), "fetch_url" or "web_search".
 type Decision struct {
 	Host    string `json:"host"`
 	Port    int    `json:"port"`

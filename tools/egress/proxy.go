@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,8 @@ import (
 // to a private, loopback or metadata address the allowlist does not name.
 type Proxy struct {
 	// Dialer holds the policy and makes every upstream connection; its
-	// Via should be "proxy".
+	// Via names the proxy's clients in decisions ("proxy" when empty: the
+	// shell's sandbox; "mcp:NAME" for a server's own).
 	Dialer Dialer
 	// OnDecision, when set, is called once per request with the decision,
 	// from the goroutine serving it.
@@ -103,7 +105,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "guildhall proxy: "+err.Error()+"\n", http.StatusBadRequest)
 		return
 	}
-	d := p.Dialer.Policy.Decide(host, port, "proxy")
+	d := p.Dialer.Policy.Decide(host, port, cmp.Or(p.Dialer.Via, "proxy"))
 	if d.Allowed {
 		// Decided by name; the connection itself may still be refused.
 		if r.Method == http.MethodConnect {

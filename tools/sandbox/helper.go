@@ -18,12 +18,23 @@ import (
 // command-line parsing (RunHelperIfAsked).
 const HelperCommand = "__guildhall-sandbox-helper"
 
+// ExecCommand is the hidden sub-command that makes the binary the exec
+// helper of a long-lived server (StartServer): it bridges the proxy, then
+// runs the server on its own stdin and stdout.
+const ExecCommand = "__guildhall-sandbox-exec"
+
 // RunHelperIfAsked runs the helper and exits when this process was
 // started as one; otherwise it returns at once. A program's main, or a
 // test's TestMain, calls it first.
 func RunHelperIfAsked() {
-	if len(os.Args) > 1 && os.Args[1] == HelperCommand {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case HelperCommand:
 		os.Exit(helperMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	case ExecCommand:
+		os.Exit(execMain(os.Args[2:], os.Stderr))
 	}
 }
 

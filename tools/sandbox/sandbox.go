@@ -92,6 +92,12 @@ type Sandbox struct {
 	proxy   *egress.Proxy
 	closed  bool
 
+	// serversMu guards servers, the long-lived servers still running
+	// (StartServer): a server that exits is forgotten without waiting
+	// for a shell command holding mu.
+	serversMu sync.Mutex
+	servers   []*Server
+
 	egressMu sync.Mutex
 	caller   Caller
 	logged   int
@@ -247,7 +253,7 @@ func (s *Sandbox) sandboxEnv(env []string, home string, proxyPort int) []string 
 	var proxyVars []string
 	if proxyPort > 0 {
 		url := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
-		for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		for _, n := range proxyVarNames {
 			drop[n] = true
 			proxyVars = append(proxyVars, n+"="+url)
 		}
@@ -266,15 +272,25 @@ func (s *Sandbox) sandboxEnv(env []string, home string, proxyPort int) []string 
 	return append(out, proxyVars...)
 }
 
-// Close stops the helper and the proxy and removes the run's scratch
-// folder. Commands after Close fail with a StartError.
+// Close stops the servers, the helper and the proxy and removes the run's
+// scratch folder. Commands and servers after Close fail with a StartError.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	s.serversMu.Lock()
+	servers := s.servers
+	s.servers = nil
+	s.serversMu.Unlock()
+	for _, p := range servers {
+		p.Stop()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.stopHelper()
 	if s.proxy != nil {
 		_ = s.proxy.Close()

@@ -12,6 +12,7 @@ package assets
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -79,11 +80,14 @@ type Assets struct {
 	builds int               // esbuild runs, for tests
 }
 
-// asset is one cached response body, computed once.
+// asset is one cached response body, computed once, and its gzip form
+// for the text types (nil when it would not be smaller).
 type asset struct {
 	once        sync.Once
 	body        []byte
 	etag        string
+	gz          []byte
+	gzEtag      string
 	contentType string
 	err         error
 }
@@ -133,8 +137,16 @@ func (a *Assets) Handler() http.Handler {
 		}
 		h.Set("Content-Type", got.contentType)
 		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", got.etag)
-		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(got.body))
+		body, etag := got.body, got.etag
+		if got.gz != nil {
+			h.Add("Vary", "Accept-Encoding")
+			if acceptsGzip(r) {
+				body, etag = got.gz, got.gzEtag
+				h.Set("Content-Encoding", "gzip")
+			}
+		}
+		h.Set("ETag", etag)
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
 	})
 }
 
@@ -226,8 +238,51 @@ func (a *Assets) get(name string) (*asset, error) {
 		got.body, got.err = load()
 		sum := sha256.Sum256(got.body)
 		got.etag = `"` + hex.EncodeToString(sum[:16]) + `"`
+		if got.err == nil && compressible(ctype) {
+			got.gz = gzipped(got.body)
+			if got.gz != nil {
+				got.gzEtag = `"` + hex.EncodeToString(sum[:16]) + `-gz"`
+			}
+		}
 	})
 	return got, got.err
+}
+
+// compressible: the text types are worth compressing; images and fonts are
+// compressed already.
+func compressible(ctype string) bool {
+	return strings.HasPrefix(ctype, "text/") || strings.HasPrefix(ctype, "application/json") || strings.HasPrefix(ctype, "image/svg")
+}
+
+// gzipped is body compressed once, at the best ratio (assets are cached),
+// or nil when that saves less than a tenth.
+func gzipped(body []byte) []byte {
+	if len(body) < 1024 {
+		return nil
+	}
+	var buf bytes.Buffer
+	z, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil
+	}
+	if _, err := z.Write(body); err != nil || z.Close() != nil || buf.Len() > len(body)*9/10 {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding lists gzip
+// without refusing it (q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return !strings.HasPrefix(q, "q=0") || strings.TrimRight(strings.TrimPrefix(q, "q=0"), "0.") != ""
+	}
+	return false
 }
 
 func exists(fsys fs.FS, name string) bool {

@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"compress/gzip"
 	"errors"
 	"io"
 	"io/fs"
@@ -209,6 +210,40 @@ func TestClientBuilds(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("entries %v lack %s", names, want)
+		}
+	}
+}
+
+// TestTextAssetsAreCompressed: a client that accepts gzip gets the text
+// assets compressed, with an ETag of their own that revalidates to 304;
+// the body decompresses to exactly what a client without gzip gets.
+func TestTextAssetsAreCompressed(t *testing.T) {
+	h := New(static.Files()).Handler()
+	for _, p := range []string{"/vendor/highlight.js", "/app.js", "/css/app.css"} {
+		plain := get(t, h, p)
+		plainBody := body(t, plain)
+		zipped := get(t, h, p, "Accept-Encoding", "gzip, br")
+		if zipped.Header.Get("Content-Encoding") != "gzip" || zipped.Header.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("%s: Content-Encoding %q, Vary %q", p, zipped.Header.Get("Content-Encoding"), zipped.Header.Get("Vary"))
+			continue
+		}
+		z, err := gzip.NewReader(strings.NewReader(body(t, zipped)))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		unzipped, _ := io.ReadAll(z)
+		if string(unzipped) != plainBody {
+			t.Errorf("%s: the decompressed body differs", p)
+		}
+		etag := zipped.Header.Get("ETag")
+		if etag == "" || etag == plain.Header.Get("ETag") {
+			t.Errorf("%s: the compressed ETag %q is not its own (plain %q)", p, etag, plain.Header.Get("ETag"))
+		}
+		if res := get(t, h, p, "Accept-Encoding", "gzip", "If-None-Match", etag); res.StatusCode != http.StatusNotModified {
+			t.Errorf("%s: revalidating the compressed body: %d, want 304", p, res.StatusCode)
+		}
+		if res := get(t, h, p, "Accept-Encoding", "gzip;q=0"); res.Header.Get("Content-Encoding") != "" {
+			t.Errorf("%s: gzip;q=0 still compressed", p)
 		}
 	}
 }

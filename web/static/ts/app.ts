@@ -17,7 +17,13 @@ import { app, h, type VNode, type Child } from "./hyperapp.js";
 import { prose } from "./prose.js";
 import { emptyModel, merge, terminalStatus, type Envelope, type ModelState } from "./model.js";
 import { LabelResolver, TIERS, deriveCostStrip, deriveNowCaption, type LabelSet, type Tier } from "./labels.js";
-import { renderFlow, renderSequence } from "./run-stage/index.js";
+import {
+  COL_GAP, DETAIL_ZOOM, NODE_W, PAD, SEQ_HEAD_H, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
+  placedKey, renderFlow, renderSequenceBody, renderSequenceHeader, rowTop, sequenceColumns, sequenceHeight, showNode, step, syncFlowIndex,
+  typeSlots, zoomAt, type Camera, type Direction, type FlowLayout,
+} from "./run-stage/index.js";
+import { FocusKeeper, onFocusin, onKeydown } from "./modal.js";
+import { plainLine, runTitle } from "./title.js";
 import {
   deriveOperationTooltip, deriveParticipantTooltip, deriveRoleTooltip, renderTooltip, type TooltipContent,
 } from "./tooltip.js";
@@ -36,6 +42,16 @@ interface Config {
   logLevels: string[];
   queue: boolean;
   setup: string[];
+}
+
+// A change of an MCP server's state (mcp_server events).
+interface McpNote {
+  runId: string;
+  server: string;
+  state: string;
+  message?: string;
+  tools?: number;
+  roleId?: string;
 }
 
 // An egress decision of the run's sandbox proxy or web tools.
@@ -134,6 +150,8 @@ interface Tip {
   x: number;
   y: number;
   hideToken: number;
+  /** Opened by a click or Enter: stays until closed, and hover does not replace it. */
+  pinned: boolean;
 }
 
 type Screen = "watch" | "history" | "compose" | "queue";
@@ -178,6 +196,7 @@ interface State {
   notice: string;
   historyNotice: string;
   egress: { last: EgressNote; denied: number } | null;
+  mcp: McpNote | null;
   queue: QueueItem[];
   queueTask: string;
   queueEffort: string;
@@ -190,6 +209,24 @@ interface State {
   queueAnswerBusy: boolean;
   queueAnswerNotice: string;
   authLost: boolean;
+  /** The run view's canvas in CSS pixels (measured). */
+  stage: { w: number; h: number };
+  /** The flow graph's camera, and whether it follows the active node. */
+  flowCam: Camera;
+  flowFollow: boolean;
+  /** The selected flow node (run-stage placedKey), or "". */
+  flowSel: string;
+  /** The sequence view's scroll position, whether it follows the newest row, and the selected row. */
+  seqTop: number;
+  seqLeft: number;
+  seqFollow: boolean;
+  seqSel: number;
+  /** A question the operator put off (Esc or "Answer later"); its modal stays hidden. */
+  deferred: string;
+  /** What the live region last said about the selection. */
+  announce: string;
+  /** Whether the side panel lists every role instance of a long run. */
+  rolesAll: boolean;
 }
 
 const initialState: State = {
@@ -199,10 +236,12 @@ const initialState: State = {
   interruptOpen: false, interruptKind: "inquiry", interruptDraft: "", interruptNotice: "",
   planOpen: false, plan: null, runs: [], expanded: "",
   task: "", effort: "", continuesFrom: "", composeBusy: false, composeNotice: "", defaultEffort: "",
-  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "", egress: null,
+  transcript: null, stream: null, sound: false, thread: null, drawerOpen: false, notice: "", historyNotice: "", egress: null, mcp: null,
   queue: [], queueTask: "", queueEffort: "", queueBusy: false, queueNotice: "", queueEdit: null, queueExpanded: "",
   queueAnswerFor: "", queueAnswerDraft: "", queueAnswerBusy: false, queueAnswerNotice: "",
   authLost: false,
+  stage: { w: 0, h: 0 }, flowCam: { x: 0, y: 0, k: 1 }, flowFollow: true, flowSel: "",
+  seqTop: 0, seqLeft: 0, seqFollow: true, seqSel: -1, deferred: "", announce: "", rolesAll: false,
 };
 
 // ---- fixed copy ----
@@ -224,19 +263,24 @@ const PAUSE_COPY: Record<string, string> = {
 };
 
 const STREAM_TAIL = 3000;
+/** Event types that change only the flow model, not the run view (GET /api/runs/:id). */
+const FLOW_ONLY_EVENTS: ReadonlySet<string> = new Set([
+  "llm_call", "llm_call_start", "tool_call", "tool_result", "context_pressure", "context_compacted", "observe", "egress",
+]);
+
+/** The side panel lists at most this many role instances until asked for all. */
+const ROLE_LIST_MAX = 24;
 const STREAM_FLUSH_MS = 200;
 
-function firstLine(s: string): string {
-  const line = s.trim().split("\n")[0] ?? "";
-  return line.length > 120 ? line.slice(0, 119) + "…" : line;
-}
-
-/** runLabel is the one-line label of a run: its summary, else its task's first line (text only). */
+/**
+ * runLabel is the one-line label of a run, as plain text: its summary, else
+ * its task's first line with the Markdown punctuation taken out (title.ts).
+ */
 function runLabel(r: RunSummary | null): string {
   if (r === null) {
     return "";
   }
-  return r.summary !== null && r.summary !== "" ? firstLine(r.summary) : firstLine(r.task);
+  return runTitle(r.summary, r.task);
 }
 
 /** resumable: a run that stopped before finishing and is not the live one. */
@@ -332,6 +376,29 @@ export function start(node: Element): void {
   let tipSeq = 0;
   let audio: AudioContext | null = null;
   const seenQuestions = new Set<string>();
+  // The flow graph's incremental index of the viewed model (run-stage), and
+  // the camera the last frame drew (the follow camera is derived per frame).
+  const flowIndex = newFlowIndex();
+  let lastCam: Camera = initialState.flowCam;
+  // Pointer gestures on the flow graph: the pointers down, and the camera
+  // and positions a drag or pinch started from.
+  const pointers = new Map<number, { x: number; y: number }>();
+  let gesture: { cam: Camera; x: number; y: number; dist: number; moved: boolean } | null = null;
+  let dragged = false;
+  const focus = new FocusKeeper();
+  let observed: Element | null = null;
+  const resize = new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const w = Math.round(e.contentRect.width);
+      const hgt = Math.round(e.contentRect.height);
+      const cur = getState().stage;
+      if (w !== cur.w || hgt !== cur.h) {
+        // A phone starts a little zoomed out, so a node and its callee fit.
+        const first = cur.w === 0 && w < 600 && getState().flowCam.k === 1;
+        send(Patch, first ? { stage: { w, h: hgt }, flowCam: { ...getState().flowCam, k: 0.8 } } : { stage: { w, h: hgt } });
+      }
+    }
+  });
 
   const effect = (fn: () => void): unknown => [(_d: unknown, f: () => void) => f(), fn];
 
@@ -481,7 +548,25 @@ export function start(node: Element): void {
 
   const Init: Action<null> = (s) => [s, effect(() => void boot())];
 
+  // With window.__ghPerf set (the browser benchmark sets it), each flow
+  // update is timed with the Performance API: the merge of the envelope,
+  // then the frame it produced (view, patch, style and layout), recorded as
+  // one "gh:frame" measure whose duration is their sum (the wait for the
+  // next animation frame between them is not work, so it is left out).
+  const perf = (globalThis as { __ghPerf?: boolean }).__ghPerf === true;
+  let perfMerge = -1;
+  let perfRender = -1;
+  let perfView = -1;
   const FlowLoaded: Action<{ runId: string; env: Envelope }> = (s, p) => {
+    if (perf) {
+      const t0 = performance.now();
+      const out = flowLoaded(s, p);
+      perfMerge = Math.max(perfMerge, 0) + performance.now() - t0;
+      return out;
+    }
+    return flowLoaded(s, p);
+  };
+  const flowLoaded = (s: State, p: { runId: string; env: Envelope }): State | [State, unknown] => {
     if (p.runId !== s.runId) {
       return s;
     }
@@ -512,6 +597,7 @@ export function start(node: Element): void {
     return [{
       ...s, runId, run: null, flow: emptyModel(), tip: null, details: null, plan: null, planOpen: false,
       transcript: null, stream: null, thread: null, interruptOpen: false, copied: false,
+      flowCam: { x: 0, y: 0, k: s.flowCam.k }, flowFollow: true, flowSel: "", seqTop: 0, seqLeft: 0, seqFollow: true, seqSel: -1,
     }, effect(() => {
       void refreshFlow();
       void refreshRun();
@@ -564,7 +650,7 @@ export function start(node: Element): void {
 
   const HideIf: Action<number> = (s, token) => (s.tip !== null && s.tip.hideToken === token ? { ...s, tip: null } : s);
   const scheduleHide = (s: State): State | [State, unknown] => {
-    if (s.tip === null || s.tip.hideToken !== 0) {
+    if (s.tip === null || s.tip.hideToken !== 0 || s.tip.pinned) {
       return s;
     }
     const token = ++tipSeq;
@@ -573,6 +659,9 @@ export function start(node: Element): void {
     })];
   };
   const StageOver: Action<MouseEvent> = (s, ev) => {
+    if (s.tip?.pinned === true || gesture !== null) {
+      return s; // a pinned inspector stays until closed; a drag is not a hover
+    }
     const target = targetOf(ev);
     if (target === null) {
       return scheduleHide(s);
@@ -580,18 +669,270 @@ export function start(node: Element): void {
     if (s.tip !== null && sameTarget(s.tip.target, target)) {
       return s.tip.hideToken === 0 ? s : { ...s, tip: { ...s.tip, hideToken: 0 } };
     }
-    const tip: Tip = { target, x: ev.clientX, y: ev.clientY, hideToken: 0 };
+    const tip: Tip = { target, x: ev.clientX, y: ev.clientY, hideToken: 0, pinned: false };
     if (target.kind === "operation") {
       const runId = s.runId;
       return [{ ...s, tip, details: null }, effect(() => void loadDetails(runId, target.id))];
     }
     return { ...s, tip };
   };
+  // pin opens the inspector on a target until it is closed (click or Enter).
+  const pin = (s: State, target: Target): State | [State, unknown] => {
+    const tip: Tip = { target, x: 0, y: 0, hideToken: 0, pinned: true };
+    if (target.kind === "operation") {
+      const runId = s.runId;
+      const keep = s.details !== null && s.details.opId === target.id ? s.details : null;
+      return [{ ...s, tip, details: keep }, keep !== null ? null : effect(() => void loadDetails(runId, target.id))];
+    }
+    return { ...s, tip };
+  };
+  const Pin: Action<Target> = (s, target) => pin(s, target);
+  const ClosePin: Action<unknown> = (s) => ({ ...s, tip: null });
+  // A click on a role or tool chip above the graph inspects that type.
+  const ChipClick: Action<MouseEvent> = (s, ev) => {
+    const t = targetOf(ev);
+    return t !== null ? pin(s, t) : s;
+  };
   const StageLeave: Action<MouseEvent> = (s) => scheduleHide(s);
   const CardEnter: Action<MouseEvent> = (s) => (s.tip === null ? s : { ...s, tip: { ...s.tip, hideToken: 0 } });
   const CardLeave: Action<MouseEvent> = (s) => scheduleHide(s);
   const DetailsLoaded: Action<{ opId: string; text: string }> = (s, d) =>
     (s.tip !== null && s.tip.target.kind === "operation" && s.tip.target.id === d.opId ? { ...s, details: d } : s);
+
+  // ---- the flow graph: selection, pan and zoom ----
+
+  const canvas = (s: State) => ({ w: s.stage.w > 0 ? s.stage.w : 800, h: s.stage.h > 0 ? s.stage.h : 480 });
+  const flowLayoutOf = (s: State): FlowLayout => {
+    syncFlowIndex(flowIndex, s.flow);
+    return layoutFlow(flowIndex, s.flow);
+  };
+  // select moves the flow selection to placed node i, brings it into view
+  // and says what it is in the live region.
+  const selectNode = (s: State, layout: FlowLayout, i: number): State => {
+    const p = layout.placed[i];
+    if (p === undefined) {
+      return s;
+    }
+    const { w, h: hgt } = canvas(s);
+    const cam = showNode(lastCam, p, w, hgt);
+    const r = new LabelResolver(s.config?.labels, s.tier);
+    return {
+      ...s, flowSel: placedKey(layout.lanes[p.lane].stack, p.key), flowCam: cam, flowFollow: false,
+      announce: describeNode(s.flow, r, flowIndex, layout, i),
+    };
+  };
+  const FLOW_KEYS: Record<string, Direction> = {
+    ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right", Home: "first", End: "last",
+  };
+  const FlowKey: Action<KeyboardEvent> = (s, ev) => {
+    const layout = flowLayoutOf(s);
+    const { w, h: hgt } = canvas(s);
+    const at = s.flowSel !== "" ? layout.byKey.get(s.flowSel) ?? -1 : -1;
+    const dir = FLOW_KEYS[ev.key];
+    if (dir !== undefined && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+      ev.preventDefault();
+      if (at < 0) {
+        const active = activeNodeKey(flowIndex, s.flow);
+        const start = active !== null ? layout.byKey.get(placedKey(active.stack, active.key)) ?? 0 : 0;
+        return selectNode(s, layout, start);
+      }
+      return selectNode(s, layout, step(layout, at, dir));
+    }
+    switch (ev.key) {
+      case "Enter":
+      case " ": {
+        ev.preventDefault();
+        const p = at >= 0 ? layout.placed[at] : undefined;
+        return p !== undefined ? pin(s, { kind: "participant", id: p.pid }) : s;
+      }
+      case "+":
+      case "=":
+        ev.preventDefault();
+        return { ...s, flowCam: zoomAt(lastCam, 1.25, w / 2, hgt / 2), flowFollow: false };
+      case "-":
+      case "_":
+        ev.preventDefault();
+        return { ...s, flowCam: zoomAt(lastCam, 0.8, w / 2, hgt / 2), flowFollow: false };
+      case "0":
+        ev.preventDefault();
+        return { ...s, flowCam: fitCamera(layout, w, hgt), flowFollow: false };
+      case "f":
+        return { ...s, flowFollow: true };
+      case "PageDown":
+      case "PageUp": {
+        ev.preventDefault();
+        const dy = (ev.key === "PageDown" ? 0.9 : -0.9) * hgt / lastCam.k;
+        return { ...s, flowCam: { ...lastCam, y: lastCam.y + dy }, flowFollow: false };
+      }
+    }
+    return s;
+  };
+  const Zoom: Action<number> = (s, factor) => {
+    const { w, h: hgt } = canvas(s);
+    return { ...s, flowCam: zoomAt(lastCam, factor, w / 2, hgt / 2), flowFollow: false };
+  };
+  const Fit: Action<unknown> = (s) => {
+    const { w, h: hgt } = canvas(s);
+    return { ...s, flowCam: fitCamera(flowLayoutOf(s), w, hgt), flowFollow: false };
+  };
+  // Follow goes back to the run: readable again if zoomed out, with the
+  // node that acts now (else the main lane's root) at the top left.
+  const Follow: Action<unknown> = (s) => {
+    const layout = flowLayoutOf(s);
+    const k = lastCam.k < DETAIL_ZOOM ? 1 : lastCam.k;
+    const active = activeNodeKey(flowIndex, s.flow);
+    const at = active !== null ? layout.byKey.get(placedKey(active.stack, active.key)) ?? 0 : 0;
+    const p = layout.placed[at];
+    const cam = p !== undefined ? { x: Math.max(0, p.x - NODE_W - COL_GAP - PAD), y: Math.max(0, p.y - 2 * PAD - 30), k } : { x: 0, y: 0, k };
+    return { ...s, flowFollow: true, flowCam: cam };
+  };
+  const FlowWheel: Action<WheelEvent> = (s, ev) => {
+    ev.preventDefault();
+    const rect = (ev.currentTarget as Element).getBoundingClientRect();
+    const unit = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? rect.height : 1;
+    if (ev.ctrlKey || ev.metaKey) {
+      // A pinch on a touchpad arrives as a wheel with ctrlKey.
+      const factor = Math.exp(-ev.deltaY * unit * 0.002);
+      return { ...s, flowCam: zoomAt(lastCam, factor, ev.clientX - rect.left, ev.clientY - rect.top), flowFollow: false };
+    }
+    const dx = (ev.shiftKey ? ev.deltaY : ev.deltaX) * unit / lastCam.k;
+    const dy = (ev.shiftKey ? 0 : ev.deltaY) * unit / lastCam.k;
+    return { ...s, flowCam: { ...lastCam, x: lastCam.x + dx, y: lastCam.y + dy }, flowFollow: false };
+  };
+  const pinchDistance = () => {
+    const ps = Array.from(pointers.values());
+    return ps.length >= 2 ? Math.hypot(ps[0].x - ps[1].x, ps[0].y - ps[1].y) : 0;
+  };
+  const FlowPointerDown: Action<PointerEvent> = (s, ev) => {
+    if (ev.button !== 0 && ev.pointerType === "mouse") {
+      return s;
+    }
+    pointers.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    (ev.currentTarget as Element).setPointerCapture?.(ev.pointerId);
+    const ps = Array.from(pointers.values());
+    const cx = ps.reduce((a, p) => a + p.x, 0) / ps.length;
+    const cy = ps.reduce((a, p) => a + p.y, 0) / ps.length;
+    gesture = { cam: lastCam, x: cx, y: cy, dist: pinchDistance(), moved: gesture?.moved ?? false };
+    dragged = false;
+    return s;
+  };
+  const FlowPointerMove: Action<PointerEvent> = (s, ev) => {
+    if (gesture === null || !pointers.has(ev.pointerId)) {
+      return s;
+    }
+    pointers.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    const ps = Array.from(pointers.values());
+    const cx = ps.reduce((a, p) => a + p.x, 0) / ps.length;
+    const cy = ps.reduce((a, p) => a + p.y, 0) / ps.length;
+    const dx = cx - gesture.x;
+    const dy = cy - gesture.y;
+    if (!gesture.moved && Math.hypot(dx, dy) < 4 && ps.length < 2) {
+      return s; // a click, not yet a drag
+    }
+    gesture.moved = true;
+    dragged = true;
+    let cam = { ...gesture.cam, x: gesture.cam.x - dx / gesture.cam.k, y: gesture.cam.y - dy / gesture.cam.k };
+    if (ps.length >= 2 && gesture.dist > 0) {
+      const rect = (ev.currentTarget as Element).getBoundingClientRect();
+      cam = zoomAt(cam, pinchDistance() / gesture.dist, cx - rect.left, cy - rect.top);
+    }
+    return { ...s, flowCam: { ...cam, k: clampZoom(cam.k) }, flowFollow: false, tip: s.tip?.pinned ? s.tip : null };
+  };
+  const FlowPointerUp: Action<PointerEvent> = (s, ev) => {
+    pointers.delete(ev.pointerId);
+    if (pointers.size === 0) {
+      gesture = null;
+    } else if (gesture !== null) {
+      // One finger of a pinch lifted: carry on as a drag from here.
+      const [p] = Array.from(pointers.values());
+      gesture = { cam: lastCam, x: p.x, y: p.y, dist: 0, moved: true };
+    }
+    return s;
+  };
+  const FlowClick: Action<MouseEvent> = (s, ev) => {
+    if (dragged) {
+      dragged = false;
+      return s;
+    }
+    const el = ev.target instanceof Element ? ev.target.closest("[data-node]") : null;
+    if (el === null) {
+      return s.tip?.pinned ? { ...s, tip: null } : s;
+    }
+    const layout = flowLayoutOf(s);
+    const i = layout.byKey.get(el.getAttribute("data-node") ?? "") ?? -1;
+    const next = selectNode(s, layout, i);
+    const p = layout.placed[i];
+    return p !== undefined ? pin(next, { kind: "participant", id: p.pid }) : next;
+  };
+
+  // ---- the sequence view: scroll window, selection ----
+
+  let seqScrollTo: number | null = null;
+  const SeqScroll: Action<Event> = (s, ev) => {
+    const el = ev.currentTarget as HTMLElement;
+    const atEnd = el.scrollTop + el.clientHeight >= el.scrollHeight - SEQ_ROW_H;
+    if (el.scrollTop === s.seqTop && el.scrollLeft === s.seqLeft && atEnd === s.seqFollow) {
+      return s;
+    }
+    return { ...s, seqTop: el.scrollTop, seqLeft: el.scrollLeft, seqFollow: atEnd };
+  };
+  const selectRow = (s: State, i: number, r: LabelResolver): State => {
+    const n = s.flow.operations.length;
+    if (n === 0) {
+      return s;
+    }
+    const at = Math.max(0, Math.min(n - 1, i));
+    const { h: hgt } = canvas(s);
+    const top = rowTop(at);
+    const view = hgt - 40; // below the sticky column headings
+    if (top < s.seqTop) {
+      seqScrollTo = Math.max(0, top - SEQ_ROW_H);
+    } else if (top + SEQ_ROW_H > s.seqTop + view) {
+      seqScrollTo = top + 2 * SEQ_ROW_H - view;
+    }
+    syncFlowIndex(flowIndex, s.flow);
+    return { ...s, seqSel: at, seqFollow: false, announce: messageText(s.flow, r, flowIndex, s.flow.operations[at], at) };
+  };
+  const SeqKey: Action<KeyboardEvent> = (s, ev) => {
+    const r = new LabelResolver(s.config?.labels, s.tier);
+    const n = s.flow.operations.length;
+    const page = Math.max(1, Math.floor(canvas(s).h / SEQ_ROW_H) - 2);
+    const at = s.seqSel >= 0 ? s.seqSel : Math.min(n - 1, Math.floor(s.seqTop / SEQ_ROW_H));
+    const moves: Record<string, number> = { ArrowUp: -1, ArrowDown: 1, PageUp: -page, PageDown: page, Home: -n, End: n };
+    const d = moves[ev.key];
+    if (d !== undefined && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+      ev.preventDefault();
+      return selectRow(s, s.seqSel < 0 && d > 0 && d < n ? at : at + d, r);
+    }
+    if ((ev.key === "Enter" || ev.key === " ") && s.seqSel >= 0 && s.seqSel < n) {
+      ev.preventDefault();
+      return pin(s, { kind: "operation", id: s.flow.operations[s.seqSel].id });
+    }
+    if (ev.key === "f") {
+      return { ...s, seqFollow: true, seqSel: -1 };
+    }
+    return s;
+  };
+  const SeqClick: Action<MouseEvent> = (s, ev) => {
+    const el = ev.target instanceof Element ? ev.target.closest("[data-index]") : null;
+    if (el === null) {
+      return s;
+    }
+    const i = Number.parseInt(el.getAttribute("data-index") ?? "", 10);
+    const op = s.flow.operations[i];
+    if (op === undefined) {
+      return s;
+    }
+    const next = selectRow(s, i, new LabelResolver(s.config?.labels, s.tier));
+    seqScrollTo = null; // it is on screen: it was clicked
+    return pin(next, { kind: "operation", id: op.id });
+  };
+  const SeqFollow: Action<unknown> = (s) => ({ ...s, seqFollow: true, seqSel: -1 });
+
+  // ---- questions put off ----
+
+  const DeferQuestion: Action<string> = (s, id) => ({ ...s, deferred: id });
+  const ShowQuestion: Action<unknown> = (s) => ({ ...s, deferred: "" });
 
   const CopyText: Action<string> = (s, text) => [s, effect(() => {
     void navigator.clipboard?.writeText(text).catch(() => undefined);
@@ -889,7 +1230,12 @@ export function start(node: Element): void {
         return;
       }
       void refreshFlow();
-      scheduleRun();
+      // The run view (roles, questions, interrupts, result) changes with
+      // few event types; the frequent ones (model and tool calls) change
+      // only the flow model, which the delta above carries.
+      if (!FLOW_ONLY_EVENTS.has(n.type)) {
+        scheduleRun();
+      }
       switch (n.type) {
         case "ask_human":
         case "human_answer":
@@ -902,6 +1248,21 @@ export function start(node: Element): void {
           }
           break;
         case "run_status":
+          // A finished run's outcome summary (summary.txt) is written just
+          // after its last event, and no event says so: look again shortly.
+          for (const ms of [1500, 5000, 15000]) {
+            window.setTimeout(() => {
+              if (getState().runId === n.runId) {
+                void refreshRun();
+                void refreshRuns();
+              }
+            }, ms);
+          }
+          void refreshHealth();
+          void refreshRuns();
+          void refreshThread();
+          void refreshQuestions(); // a run that ends takes its open questions with it
+          break;
         case "provider_failure":
           void refreshHealth();
           void refreshRuns();
@@ -910,6 +1271,12 @@ export function start(node: Element): void {
       }
     });
     es.addEventListener("queue", () => void refreshQueue());
+    es.addEventListener("mcp", (ev) => {
+      const n = JSON.parse((ev as MessageEvent).data) as McpNote;
+      if (n.runId === getState().runId) {
+        send(Patch, { mcp: n });
+      }
+    });
     es.addEventListener("egress", (ev) => {
       const n = JSON.parse((ev as MessageEvent).data) as EgressNote;
       const s = getState();
@@ -947,6 +1314,8 @@ export function start(node: Element): void {
   }
 
   async function boot(): Promise<void> {
+    document.addEventListener("keydown", onKeydown);
+    document.addEventListener("focusin", onFocusin);
     // The run list (newest first) rather than /api/run: a workspace with
     // no runs yet is not an error worth a 404 in the console.
     const [config, settings, runs] = await Promise.all([
@@ -1006,6 +1375,17 @@ export function start(node: Element): void {
 
   // egressLine shows the run's latest egress decision, and how many were
   // denied: machine fields and the program's own words, as text.
+  // mcpLine shows an MCP server that failed, exited or stopped answering:
+  // the server's name and the program's words, as text.
+  function mcpLine(s: State): VNode | null {
+    const n = s.mcp;
+    if (n === null || n.runId !== s.runId || n.state === "ready") {
+      return null;
+    }
+    const text = "MCP server " + n.server + " " + n.state + (n.message ? ": " + n.message : "");
+    return h("div", { class: "egress-line egress-line--denied mcp-line", role: "alert" }, text);
+  }
+
   function egressLine(s: State): VNode | null {
     const e = s.egress;
     if (e === null || e.last.runId !== s.runId) {
@@ -1035,15 +1415,19 @@ export function start(node: Element): void {
 
   function topBar(s: State): VNode {
     const tab = (screen: Screen, label: string) =>
-      h("button", { type: "button", class: { tab: true, "is-active": s.screen === screen }, onclick: [SetScreen, screen] }, label);
-    return h("header", { class: "top-bar" }, [
-      h("div", { class: "brand" }, "Guildhall"),
+      h("button", {
+        type: "button", class: { tab: true, "is-active": s.screen === screen }, onclick: [SetScreen, screen],
+        "aria-current": s.screen === screen ? "page" : undefined,
+      }, label);
+    const label = s.run !== null ? runLabel(s.run) : "No run yet";
+    return h("div", { class: "top-bar" }, [
+      h("h1", { class: "brand" }, "Guildhall"),
       h("div", { class: "run-identity" }, [
-        h("span", { class: "run-label" }, s.run !== null ? runLabel(s.run) : "No run yet"),
+        h("span", { class: "run-label", title: label }, label),
         s.run !== null ? h("span", { class: "status status--" + s.run.status }, s.run.status) : null,
         s.run !== null ? h("span", { class: "effort" }, "effort " + s.run.effort) : null,
       ]),
-      h("nav", { class: "tabs" }, [tab("watch", "Watch"), tab("history", "History"), tab("compose", "Compose"),
+      h("nav", { class: "tabs", "aria-label": "Screens" }, [tab("watch", "Watch"), tab("history", "History"), tab("compose", "Compose"),
         s.config?.queue ? tab("queue", queueTabLabel(s)) : null]),
       h("div", { class: "prefs" }, [
         h("label", {}, ["Labels ", h("select", { onchange: SetTier, value: s.tier },
@@ -1072,21 +1456,33 @@ export function start(node: Element): void {
   }
 
   function interruptModal(s: State): VNode {
-    return h("div", { class: "stage-modal interrupt-modal", role: "dialog", "aria-modal": "true", "aria-labelledby": "interrupt-heading" }, [
-      h("form", { class: "modal-card", onsubmit: InterruptSubmit }, [
-        h("div", { class: "modal-runlabel" }, "Run " + s.runId),
-        h("h2", { id: "interrupt-heading" }, "Interrupt the run"),
-        h("p", { class: "muted" }, "Ask the run a question, or change its plan. It takes this up at its next safe point."),
-        h("div", { class: "kind-choice" }, [
-          h("label", {}, [h("input", { type: "radio", name: "ikind", checked: s.interruptKind === "inquiry", onchange: [InterruptKind, "inquiry"] }), " Ask a question"]),
-          h("label", {}, [h("input", { type: "radio", name: "ikind", checked: s.interruptKind === "plan_modification", onchange: [InterruptKind, "plan_modification"] }), " Change the plan"]),
+    return h("div", { class: "modal-backdrop interrupt-modal" }, [
+      h("form", {
+        class: "modal-card", role: "dialog", "aria-modal": "true", tabindex: "-1", "aria-labelledby": "interrupt-heading",
+        onsubmit: InterruptSubmit,
+      }, [
+        h("div", { class: "modal-head" }, [
+          h("div", { class: "modal-runlabel" }, "Run " + s.runId),
+          h("h2", { id: "interrupt-heading" }, "Interrupt the run"),
         ]),
-        h("textarea", { rows: 4, value: s.interruptDraft, oninput: InterruptDraft, "aria-label": "Message" }),
-        h("div", { class: "modal-actions" }, [
-          h("button", { type: "button", onclick: CloseInterrupt }, "Close"),
-          h("button", { type: "submit", class: "primary", disabled: s.interruptDraft.trim() === "" }, "Send"),
+        h("div", { class: "modal-body" }, [
+          h("p", { class: "muted" }, "Ask the run a question, or change its plan. It takes this up at its next safe point."),
+          h("fieldset", { class: "kind-choice" }, [
+            h("legend", { class: "sr-only" }, "What to send"),
+            h("label", {}, [h("input", { type: "radio", name: "ikind", checked: s.interruptKind === "inquiry", onchange: [InterruptKind, "inquiry"] }), " Ask a question"]),
+            h("label", {}, [h("input", { type: "radio", name: "ikind", checked: s.interruptKind === "plan_modification", onchange: [InterruptKind, "plan_modification"] }), " Change the plan"]),
+          ]),
         ]),
-        s.interruptNotice !== "" ? h("p", { class: "notice" }, s.interruptNotice) : null,
+        h("div", { class: "modal-foot" }, [
+          h("label", { for: "interrupt-input" }, s.interruptKind === "inquiry" ? "Your question" : "The change"),
+          h("textarea", { id: "interrupt-input", rows: 4, value: s.interruptDraft, oninput: InterruptDraft, "data-autofocus": "" }),
+          h("div", { class: "modal-actions" }, [
+            h("span", { class: "muted key-hint" }, "Ctrl+Enter sends · Esc closes"),
+            h("button", { type: "button", onclick: CloseInterrupt, "data-esc": "" }, "Close"),
+            h("button", { type: "submit", class: "primary", disabled: s.interruptDraft.trim() === "" }, "Send"),
+          ]),
+          s.interruptNotice !== "" ? h("p", { class: "notice", role: "status" }, s.interruptNotice) : null,
+        ]),
       ]),
     ]);
   }
@@ -1095,13 +1491,23 @@ export function start(node: Element): void {
     const run = s.run;
     const items: Child[] = [];
     if (run !== null) {
+      // A long run has hundreds of role instances: the list shows the
+      // running ones and the newest, and the rest on request.
+      const many = run.roles.length > ROLE_LIST_MAX && !s.rolesAll;
+      const shown = many
+        ? run.roles.filter((role, i) => role.status === "running" || i >= run.roles.length - ROLE_LIST_MAX + 4)
+        : run.roles;
       items.push(h("section", { class: "panel roles" }, [
-        h("h3", {}, "Roles"),
-        h("ul", {}, run.roles.map((role) => h("li", { key: role.id }, [
+        h("h2", {}, "Roles"),
+        h("ul", {}, shown.map((role) => h("li", { key: role.id }, [
           h("button", { type: "button", class: "link", onclick: [OpenTranscript, role.id] },
             r.roleLabel("role", role.role) + " · " + role.id),
           h("span", { class: "status status--" + role.status }, role.status),
         ]))),
+        run.roles.length > ROLE_LIST_MAX
+          ? h("button", { type: "button", class: "link more", onclick: [Patch, { rolesAll: !s.rolesAll }], "aria-expanded": String(s.rolesAll) },
+            s.rolesAll ? "Show fewer" : "Show all " + run.roles.length + " role instances")
+          : null,
       ]));
       items.push(h("section", { class: "panel plan" }, [
         h("button", { type: "button", class: "disclosure", "aria-expanded": String(s.planOpen), onclick: TogglePlan },
@@ -1111,7 +1517,7 @@ export function start(node: Element): void {
       ]));
       if (run.questions.length > 0) {
         items.push(h("section", { class: "panel question-history" }, [
-          h("h3", {}, "Questions"),
+          h("h2", {}, "Questions"),
           ...run.questions.map((q) => h("div", { class: "qa", key: q.id }, [
             prose(q.question, "md"),
             q.answered ? h("p", { class: "answer" }, ["Answer: ", h("span", { class: "answer-text" }, q.answer ?? "")])
@@ -1121,7 +1527,7 @@ export function start(node: Element): void {
       }
       if (run.interrupts.length > 0 || run.planModifications.length > 0) {
         items.push(h("section", { class: "panel interrupt-history" }, [
-          h("h3", {}, "Interrupts"),
+          h("h2", {}, "Interrupts"),
           ...run.interrupts.map((i, n) => h("div", { class: "interrupt-card", key: "i" + n }, [
             h("div", { class: "muted" }, i.trigger + " · " + formatTime(i.at)),
             i.message ? h("p", { class: "operator-message" }, i.message) : null,
@@ -1135,9 +1541,9 @@ export function start(node: Element): void {
           ])),
         ]));
       }
-      if (s.stream !== null && s.stream.text !== "") {
+      if (s.stream !== null && s.stream.text !== "" && !terminalStatus(run.status)) {
         items.push(h("section", { class: "panel stream" }, [
-          h("h3", {}, "Replying now · " + s.stream.roleId),
+          h("h2", {}, "Replying now · " + s.stream.roleId),
           prose(s.stream.text, "md stream-text"),
         ]));
       }
@@ -1146,10 +1552,10 @@ export function start(node: Element): void {
   }
 
   function transcriptView(t: Transcript, r: LabelResolver): VNode {
-    return h("div", { class: "transcript", role: "dialog", "aria-label": "Transcript" }, [
+    return h("aside", { class: "transcript", "aria-label": "Transcript" }, [
       h("div", { class: "transcript-head" }, [
-        h("h3", {}, r.roleLabel("role", t.role) + " · " + t.roleId),
-        h("button", { type: "button", onclick: [Patch, { transcript: null }] }, "Close"),
+        h("h2", {}, r.roleLabel("role", t.role) + " · " + t.roleId),
+        h("button", { type: "button", onclick: [Patch, { transcript: null }], "data-esc": "" }, "Close"),
       ]),
       t.omitted > 0 ? h("p", { class: "muted" }, t.omitted + " earlier messages not shown") : null,
       ...t.messages.map((m, i) => h("div", { class: "msg msg--" + m.kind + " msg--" + m.role, key: String(i) }, [
@@ -1171,22 +1577,106 @@ export function start(node: Element): void {
     const t = s.thread;
     return h("aside", { class: "drawer", "aria-label": "Task history" }, [
       h("div", { class: "transcript-head" }, [
-        h("h3", {}, "Task history"),
-        h("button", { type: "button", onclick: [Patch, { drawerOpen: false }] }, "Close"),
+        h("h2", {}, "Task history"),
+        h("button", { type: "button", onclick: [Patch, { drawerOpen: false }], "data-esc": "" }, "Close"),
       ]),
       t === null ? h("p", { class: "muted" }, "Loading…") : renderThreadBody(t),
     ]);
   }
 
+  // flowStage is the flow graph with its strip of role and tool counts and
+  // its pan and zoom controls. The camera follows the active node until the
+  // operator pans, zooms or walks the graph.
+  function flowStage(s: State, r: LabelResolver): VNode[] {
+    syncFlowIndex(flowIndex, s.flow);
+    const layout = layoutFlow(flowIndex, s.flow);
+    const { w, h: hgt } = canvas(s);
+    let cam = s.flowCam;
+    if (s.flowFollow) {
+      const active = activeNodeKey(flowIndex, s.flow);
+      const at = active !== null ? layout.byKey.get(placedKey(active.stack, active.key)) : undefined;
+      if (at !== undefined) {
+        cam = showNode(cam, layout.placed[at], w, hgt);
+      }
+    }
+    lastCam = cam;
+    const drawing = renderFlow(s.flow, r, flowIndex, { camera: cam, width: w, height: hgt, selected: s.flowSel });
+    const slots = typeSlots(s.flow);
+    return [
+      h("div", { class: "stage-toolbar" }, [
+        h("div", { class: "type-chips", role: "group", "aria-label": "Roles and tools that ran" }, slots.map((t) =>
+          h("button", {
+            type: "button", class: "type-chip type-chip--" + t.kind, key: t.kind + ":" + t.role, "data-role": t.role, "data-kind": t.kind,
+            onclick: ChipClick,
+          }, [
+            h("span", { class: "type-chip-label" }, (t.kind === "tool" ? "⚙ " : "") + r.roleLabel(t.kind, t.role)),
+            h("span", { class: "type-chip-count" }, t.kind === "role" ? (t.instances > 1 ? t.instances + " instances" : "1 instance") : "×" + t.invocations),
+          ]))),
+        h("div", { class: "zoom-controls", role: "group", "aria-label": "Pan and zoom" }, [
+          h("button", { type: "button", onclick: [Zoom, 0.8], "aria-label": "Zoom out" }, "−"),
+          h("span", { class: "zoom-level", "aria-live": "off" }, Math.round(cam.k * 100) + "%"),
+          h("button", { type: "button", onclick: [Zoom, 1.25], "aria-label": "Zoom in" }, "+"),
+          h("button", { type: "button", onclick: Fit }, "Fit"),
+          h("button", { type: "button", onclick: Follow, "aria-pressed": String(s.flowFollow) }, "Follow"),
+        ]),
+      ]),
+      h("div", {
+        class: "stage-canvas flow-canvas", tabindex: "0", role: "application",
+        "aria-label": "Flow graph, " + layout.placed.length + " nodes. Arrow keys walk the graph, Enter inspects, plus and minus zoom, 0 fits, f follows the run.",
+        "aria-describedby": "stage-announce",
+        onkeydown: FlowKey, onwheel: FlowWheel, onpointerdown: FlowPointerDown, onpointermove: FlowPointerMove,
+        onpointerup: FlowPointerUp, onpointercancel: FlowPointerUp, onclick: FlowClick,
+      }, [s.flow.operations.length === 0 ? h("p", { class: "empty" }, "Nothing has happened yet.") : drawing.svg]),
+    ];
+  }
+
+  // sequenceStage is the sequence diagram in its scroll window.
+  function sequenceStage(s: State, r: LabelResolver): VNode[] {
+    syncFlowIndex(flowIndex, s.flow);
+    const { w, h: hgt } = canvas(s);
+    const cols = sequenceColumns(s.flow, r);
+    // Columns share the width when they can; below 96 px each the diagram scrolls sideways.
+    const colW = Math.max(96, Math.min(170, Math.floor((w - 26) / Math.max(cols.length, 1))));
+    const n = s.flow.operations.length;
+    return [
+      h("div", { class: "stage-toolbar" }, [
+        h("span", { class: "muted seq-count" }, n + (n === 1 ? " operation" : " operations")),
+        h("div", { class: "zoom-controls" }, [
+          h("button", { type: "button", onclick: SeqFollow, "aria-pressed": String(s.seqFollow) }, "Follow newest"),
+        ]),
+      ]),
+      h("div", {
+        class: "stage-canvas seq-scroll", tabindex: "0", role: "application",
+        "aria-label": "Sequence diagram, " + n + " operations. Up and down select a message, Enter inspects it, f follows the newest.",
+        "aria-describedby": "stage-announce",
+        onscroll: SeqScroll, onkeydown: SeqKey, onclick: SeqClick,
+      }, [
+        h("div", { class: "seq-sticky" }, [renderSequenceHeader(cols, colW)]),
+        n === 0 ? h("p", { class: "empty" }, "Nothing has happened yet.")
+          : renderSequenceBody(s.flow, r, flowIndex, cols, {
+            // Following, the window is the newest rows, whatever the scroll
+            // position was: the scroll catches up after the frame.
+            scrollTop: s.seqFollow ? Math.max(0, sequenceHeight(s.flow) + SEQ_HEAD_H - hgt) : s.seqTop,
+            height: Math.max(hgt, 200), scrollLeft: s.seqLeft, width: w, columnWidth: colW, selected: s.seqSel,
+          }),
+      ]),
+    ];
+  }
+
+  function pendingQuestion(s: State): PendingQuestion | undefined {
+    return s.questions.find((q) => q.runId === s.runId);
+  }
+
   function watchScreen(s: State, r: LabelResolver): VNode {
     const run = s.run;
     const live = run !== null && run.active;
-    const question = s.questions.find((q) => q.runId === s.runId);
-    const showResult = run !== null && terminalStatus(run.status) && s.resultSeenFor !== run.runId && question === undefined;
+    const question = pendingQuestion(s);
     const tipContent = tooltipContent(s, r);
-    const asker = question !== undefined ? s.flow.participants.find((p) => p.roleId === question.roleId) : undefined;
-    return h("main", { class: "watch" }, [
-      s.thread !== null && s.thread.runId === s.runId ? renderTaskIdentity(s.thread) : null,
+    const thread = s.thread !== null && s.thread.runId === s.runId ? s.thread : null;
+    const title = run !== null && (thread === null || thread.lineage.length <= 1) ? runLabel(run)
+      : thread !== null ? plainLine(thread.identity.firstTask) : "";
+    return h("main", { class: "watch", id: "main" }, [
+      thread !== null ? renderTaskIdentity(thread, title) : null,
       pauseCard(s),
       h("div", { class: "watch-bar" }, [
         h("div", { class: "now" }, [
@@ -1195,46 +1685,72 @@ export function start(node: Element): void {
         ]),
         h("div", { class: "controls" }, [
           h("div", { class: "toggle", role: "group", "aria-label": "View" }, [
-            h("button", { type: "button", class: { "is-active": s.view === "flow" }, onclick: [Patch, { view: "flow" }] }, "Flow"),
-            h("button", { type: "button", class: { "is-active": s.view === "sequence" }, onclick: [Patch, { view: "sequence" }] }, "Sequence"),
+            h("button", { type: "button", class: { "is-active": s.view === "flow" }, "aria-pressed": String(s.view === "flow"), onclick: [Patch, { view: "flow" }] }, "Flow"),
+            h("button", { type: "button", class: { "is-active": s.view === "sequence" }, "aria-pressed": String(s.view === "sequence"), onclick: [Patch, { view: "sequence" }] }, "Sequence"),
           ]),
           live && run?.status === "running" ? h("button", { type: "button", onclick: control("pause") }, "Pause") : null,
           live ? h("button", { type: "button", onclick: OpenInterrupt }, "Interrupt") : null,
           live ? h("button", { type: "button", class: "danger", onclick: control("terminate") }, "Terminate") : null,
-          h("button", { type: "button", onclick: [Patch, { drawerOpen: !s.drawerOpen }] }, "Task history"),
+          h("button", { type: "button", onclick: [Patch, { drawerOpen: !s.drawerOpen }], "aria-expanded": String(s.drawerOpen) }, "Task history"),
           run !== null && !live && terminalStatus(run.status) ? h("button", { type: "button", onclick: [ComposeFrom, run.runId] }, "Continue…") : null,
         ]),
       ]),
+      question !== undefined && s.deferred === question.id
+        ? h("div", { class: "notice-bar", role: "status" }, [
+          h("span", {}, "A question is waiting for your answer."),
+          h("button", { type: "button", class: "primary", onclick: ShowQuestion }, "Answer"),
+        ])
+        : null,
       s.notice !== "" ? h("p", { class: "notice" }, s.notice) : null,
       run !== null && run.interruptPending ? h("p", { class: "notice" }, "An interrupt is waiting for the run's next safe point.") : null,
       h("div", { class: "watch-body" }, [
-        h("div", { class: "pb-flow stage", onmouseover: StageOver, onmouseleave: StageLeave }, [
-          s.runId === "" ? h("p", { class: "empty" }, "No run yet. Start one from Compose.")
-            : s.view === "flow" ? renderFlow(s.flow, r) : renderSequence(s.flow, r),
-          question !== undefined ? renderQuestionModal({
-            question, runLabel: run !== null ? runLabel(run) : question.runId,
-            askerLabel: asker !== undefined ? r.participantLabel(asker) : "The run",
-            draft: s.answerDraft, busy: s.answerBusy, notice: s.answerNotice,
-            onDraft: AnswerDraft, onOption: (label: string) => [AnswerOption, label], onSubmit: AnswerSubmit,
-          }) : null,
-          showResult && run !== null ? renderResultModal({
-            runLabel: runLabel(run), status: run.status, result: run.result, error: run.error, copied: s.copied,
-            onClose: CloseResult, onCopyRaw: (raw: string) => [CopyRaw, raw],
-          }) : null,
-          s.interruptOpen ? interruptModal(s) : null,
+        h("section", {
+          class: "stage stage--" + s.view, "aria-label": s.view === "flow" ? "Flow graph" : "Sequence diagram",
+          onmouseover: StageOver, onmouseleave: StageLeave,
+        }, [
+          ...(s.runId === "" ? [h("p", { class: "empty" }, "No run yet. Start one from Compose.")]
+            : s.view === "flow" ? flowStage(s, r) : sequenceStage(s, r)),
+          h("p", { class: "sr-only", id: "stage-announce", "aria-live": "polite" }, s.announce),
         ]),
         sidePanel(s, r),
       ]),
-      tipContent !== null && s.tip !== null ? renderTooltip({ content: tipContent, x: s.tip.x, y: s.tip.y }, {
-        onEnter: CardEnter, onLeave: CardLeave, onCopy: (src: string) => [CopyText, src],
+      tipContent !== null && s.tip !== null && (s.tip.pinned || watchModals(s, r).length === 0) ? renderTooltip({ content: tipContent, x: s.tip.x, y: s.tip.y, pinned: s.tip.pinned }, {
+        onEnter: CardEnter, onLeave: CardLeave, onCopy: (src: string) => [CopyText, src], onClose: ClosePin,
       }) : null,
       s.transcript !== null ? transcriptView(s.transcript, r) : null,
       drawer(s),
     ]);
   }
 
+  // watchModals are the Watch screen's page overlays: the question, the
+  // result and the interrupt modal.
+  function watchModals(s: State, r: LabelResolver): VNode[] {
+    const run = s.run;
+    const question = pendingQuestion(s);
+    const out: VNode[] = [];
+    if (question !== undefined && s.deferred !== question.id) {
+      const asker = s.flow.participants.find((p) => p.roleId === question.roleId);
+      out.push(renderQuestionModal({
+        question, runLabel: run !== null ? runLabel(run) : question.runId,
+        askerLabel: asker !== undefined ? r.participantLabel(asker) : "The run",
+        draft: s.answerDraft, busy: s.answerBusy, notice: s.answerNotice,
+        onDraft: AnswerDraft, onOption: (label: string) => [AnswerOption, label], onSubmit: AnswerSubmit,
+        onDefer: [DeferQuestion, question.id],
+      }));
+    } else if (run !== null && terminalStatus(run.status) && s.resultSeenFor !== run.runId && question === undefined) {
+      out.push(renderResultModal({
+        runLabel: runLabel(run), status: run.status, result: run.result, error: run.error, copied: s.copied,
+        onClose: CloseResult, onCopyRaw: (raw: string) => [CopyRaw, raw],
+      }));
+    }
+    if (s.interruptOpen) {
+      out.push(interruptModal(s));
+    }
+    return out;
+  }
+
   function historyScreen(s: State): VNode {
-    return h("main", { class: "history" }, [
+    return h("main", { class: "history", id: "main" }, [
       h("h2", {}, "History"),
       s.historyNotice !== "" ? h("p", { class: "notice" }, s.historyNotice) : null,
       s.runs.length === 0 ? h("p", { class: "muted" }, "No runs yet.") : null,
@@ -1286,7 +1802,7 @@ export function start(node: Element): void {
     const efforts = s.config?.efforts ?? ["quick", "standard", "thorough"];
     const finished = s.runs.filter((r) => terminalStatus(r.status));
     const prior = finished.find((r) => r.runId === s.continuesFrom);
-    return h("main", { class: "compose" }, [
+    return h("main", { class: "compose", id: "main" }, [
       h("h2", {}, "Compose a task"),
       h("form", { class: { "compose-form": true, "is-busy": s.composeBusy }, onsubmit: Submit }, [
         h("label", { for: "task-input" }, "Task"),
@@ -1319,7 +1835,7 @@ export function start(node: Element): void {
 
   function queueScreen(s: State): VNode {
     const answering = s.queue.find((it) => it.id === s.queueAnswerFor && it.status === "needs_input");
-    return h("main", { class: "queue" }, [
+    return h("main", { class: "queue", id: "main" }, [
       h("h2", {}, "Queue"),
       renderQueue({
         items: s.queue, efforts: s.config?.efforts ?? ["quick", "standard", "thorough"],
@@ -1347,17 +1863,68 @@ export function start(node: Element): void {
     ]);
   }
 
+  // afterRender keeps the live DOM in step with what was just drawn: the
+  // canvas size is measured, the sequence view's scroll position follows
+  // the newest row or a selection, and focus moves into (and back out of)
+  // a modal. It runs as a microtask after hyperapp's patch.
+  function afterRender(s: State): void {
+    const stage = document.querySelector(".stage-canvas");
+    if (stage !== observed) {
+      if (observed !== null) {
+        resize.unobserve(observed);
+      }
+      observed = stage;
+      if (stage !== null) {
+        resize.observe(stage);
+      }
+    }
+    const seq = document.querySelector<HTMLElement>(".seq-scroll");
+    if (seq !== null) {
+      if (seqScrollTo !== null) {
+        seq.scrollTop = seqScrollTo;
+        seqScrollTo = null;
+      } else if (s.seqFollow) {
+        const bottom = seq.scrollHeight - seq.clientHeight;
+        if (Math.abs(seq.scrollTop - bottom) > 1) {
+          seq.scrollTop = bottom;
+        }
+      }
+    }
+    focus.sync();
+    if (perfMerge >= 0 && perfRender >= 0) {
+      const patched = performance.now();
+      void document.body.offsetHeight; // style and layout of this frame, inside the measure
+      const render = performance.now() - perfRender;
+      performance.measure("gh:frame", {
+        start: perfRender - perfMerge, duration: perfMerge + render,
+        detail: { merge: perfMerge, view: perfView - perfRender, patch: patched - perfView, layout: performance.now() - patched },
+      });
+      perfMerge = -1;
+      perfRender = -1;
+    }
+  }
+
   function view(s: State): VNode {
+    if (perfMerge >= 0) {
+      perfRender = performance.now();
+    }
     updateChrome(s);
+    queueMicrotask(() => afterRender(s));
     const r = new LabelResolver(s.config?.labels, s.tier);
-    return h("div", { class: "app" }, [
-      topBar(s),
-      authBanner(s),
-      healthBanner(s),
-      egressLine(s),
+    const tree = h("div", { class: "app" }, [
+      h("header", { class: "page-head" }, [
+        h("a", { class: "skip-link", href: "#main" }, "Skip to the content"),
+        topBar(s),
+        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), mcpLine(s), egressLine(s)]),
+      ]),
       s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),
+      ...(s.screen === "watch" ? watchModals(s, r) : []),
     ]);
+    if (perfRender >= 0) {
+      perfView = performance.now();
+    }
+    return tree;
   }
 
   app<State>({

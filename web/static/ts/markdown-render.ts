@@ -4,7 +4,10 @@
 //     code is then highlighted with highlight.js (window.hljs) into
 //     <pre><code class="hljs language-X">.
 //  2. DOMParser parses that string as text/html into an inert document (no
-//     script runs, nothing loads).
+//     script runs, nothing loads). html-repair.ts makes sure an unclosed
+//     element (a <textarea>, <style>, <title>, <xmp>, <noscript>,
+//     <plaintext>, …), comment or cut-off tag does not swallow the text
+//     after it: its opening is neutralised and the string parsed again.
 //  3. markdown.ts's allowlist sanitizer keeps only what may render.
 //  4. The survivors become hyperapp vnodes: text as text nodes, elements as
 //     h(tag, allowlisted attributes, children).
@@ -14,6 +17,7 @@
 
 import { h, type VNode } from "./hyperapp.js";
 import { sanitize, type SafeNode } from "./markdown.js";
+import { parseWithoutSwallowing } from "./html-repair.js";
 
 /** A rendered child: an element vnode, or a string (hyperapp's text node). */
 export type MarkdownChild = VNode | string;
@@ -102,7 +106,7 @@ function highlightCodeBlocks(doc: Document, hljs: Hljs): void {
 export function markdownDocument(src: string): Document {
   const { showdown, hljs } = libraries();
   const html = new showdown.Converter({ ...SHOWDOWN_OPTIONS }).makeHtml(src);
-  const doc = new DOMParser().parseFromString(html, "text/html");
+  const doc = parseWithoutSwallowing(html);
   highlightCodeBlocks(doc, hljs);
   return doc;
 }

@@ -5,7 +5,8 @@
 // "copy raw", which puts the whole error (with its technical detail) on the
 // clipboard as JSON. The technical detail is also shown collapsed, as a
 // <pre> text node. The framing line, heading and status are fixed or
-// machine text. The modal is an overlay over the run view only.
+// machine text. The modal is a page overlay (modal.ts) that fits the
+// viewport, keeps focus inside and closes with Esc.
 
 import { h, type VNode } from "./hyperapp.js";
 import { prose } from "./prose.js";
@@ -59,32 +60,38 @@ export function renderResultModal(p: ResultModalProps): VNode {
   const err = p.error ?? p.result?.error ?? null;
   const summary = p.result?.summary ?? "";
   const artifacts = p.result?.artifacts ?? [];
-  return h("div", { class: "stage-modal result-modal", role: "dialog", "aria-modal": "true", "aria-labelledby": "result-heading" }, [
-    h("div", { class: "modal-card" }, [
-      h("div", { class: "modal-runlabel" }, "Run " + p.runLabel),
-      h("h2", { id: "result-heading" }, HEADINGS[p.status] ?? "Run ended"),
-      h("div", { class: "result-status status status--" + p.status }, p.status),
-      summary.trim() !== "" ? h("section", { class: "result-summary" }, [prose(summary, "md")]) : null,
-      artifacts.length > 0
-        ? h("section", { class: "result-artifacts" }, [
-          h("div", { class: "section-label" }, "Artifacts"),
-          h("ul", {}, artifacts.map((a) => h("li", { class: "artifact" }, a))),
-        ])
-        : null,
-      err !== null
-        ? h("section", { class: "result-error" }, [
-          h("p", { class: "framing" }, ERROR_FRAMING),
-          err.message ? prose(err.message, "md error-message") : null,
-          err.detail !== undefined && err.detail !== null
-            ? h("details", { class: "technical" }, [
-              h("summary", {}, "Technical details"),
-              h("pre", {}, detailText(err.detail)),
-            ])
-            : null,
-          h("button", { type: "button", class: "copy-raw", onclick: p.onCopyRaw(rawError(err)) }, p.copied ? "Copied" : "Copy raw"),
-        ])
-        : null,
-      h("div", { class: "modal-actions" }, [h("button", { type: "button", class: "primary", onclick: p.onClose }, "Close")]),
+  return h("div", { class: "modal-backdrop result-modal" }, [
+    h("div", { class: "modal-card", role: "dialog", "aria-modal": "true", tabindex: "-1", "aria-labelledby": "result-heading" }, [
+      h("div", { class: "modal-head" }, [
+        h("div", { class: "modal-runlabel" }, "Run " + p.runLabel),
+        h("h2", { id: "result-heading" }, HEADINGS[p.status] ?? "Run ended"),
+        h("div", { class: "result-status status status--" + p.status }, p.status),
+      ]),
+      h("div", { class: "modal-body" }, [
+        summary.trim() !== "" ? h("section", { class: "result-summary" }, [prose(summary, "md")]) : null,
+        artifacts.length > 0
+          ? h("section", { class: "result-artifacts" }, [
+            h("div", { class: "section-label" }, "Artifacts"),
+            h("ul", {}, artifacts.map((a) => h("li", { class: "artifact" }, a))),
+          ])
+          : null,
+        err !== null
+          ? h("section", { class: "result-error" }, [
+            h("p", { class: "framing" }, ERROR_FRAMING),
+            err.message ? prose(err.message, "md error-message") : null,
+            err.detail !== undefined && err.detail !== null
+              ? h("details", { class: "technical" }, [
+                h("summary", {}, "Technical details"),
+                h("pre", {}, detailText(err.detail)),
+              ])
+              : null,
+            h("button", { type: "button", class: "copy-raw", onclick: p.onCopyRaw(rawError(err)) }, p.copied ? "Copied" : "Copy raw"),
+          ])
+          : null,
+      ]),
+      h("div", { class: "modal-foot modal-actions" }, [
+        h("button", { type: "button", class: "primary", onclick: p.onClose, "data-esc": "", "data-autofocus": "" }, "Close"),
+      ]),
     ]),
   ]);
 }

@@ -8,6 +8,7 @@
 import { test, assert, assertEqual, mount } from "./testing.js";
 import { assertSafe, installSentinel } from "./testing-invariants.js";
 import { renderTaskIdentity, renderThreadBody, type Thread } from "./thread-view.js";
+import { plainLine, runTitle } from "./title.js";
 import { parkedQuestion, renderQueue, type QueueItem } from "./queue-view.js";
 
 const executed = installSentinel();
@@ -34,13 +35,36 @@ function thread(summary?: { title: string; description: string }): Thread {
 test("the task-identity header is text only", async () => {
   const root = await mount([renderTaskIdentity(thread())]);
   assertEqual(root.querySelectorAll("img, script, strong, b").length, 0, "markup elements in the header");
-  assertEqual(root.querySelector(".task-identity-title")?.textContent, HOSTILE);
+  // The title is plain text: markup stays literal, Markdown punctuation goes.
+  assertEqual(root.querySelector(".task-identity-title")?.textContent, HOSTILE.replaceAll("**", ""));
   assert((root.querySelector(".task-identity-latest")?.textContent ?? "").includes("Use <b>PEG</b>"), "latest human text");
   const withSummary = await mount([renderTaskIdentity(thread({ title: HOSTILE, description: "<em>d</em>" }))]);
   assertEqual(withSummary.querySelectorAll("img, script, em").length, 0, "markup in the summary header");
   assertEqual(withSummary.querySelector(".task-identity-title")?.textContent, HOSTILE);
   assertEqual(withSummary.querySelector(".task-identity-description")?.textContent, "<em>d</em>");
   assertEqual(executed().length, 0, "script ran");
+});
+
+test("the title card shows a clean first line, never Markdown punctuation or a cut word", async () => {
+  const t = thread();
+  t.identity.firstTask = "## Fix the `slugify` function so that **`sh test.sh`** passes, see [the README](README.md).\n\nMore.";
+  const root = await mount([renderTaskIdentity(t)]);
+  assertEqual(root.querySelector(".task-identity-title")?.textContent, "Fix the slugify function so that sh test.sh passes, see the README.");
+  const given = await mount([renderTaskIdentity(t, "Slug tests fixed")]);
+  assertEqual(given.querySelector(".task-identity-title")?.textContent, "Slug tests fixed");
+});
+
+test("runTitle prefers a summary unless it is only the task cut short", () => {
+  const task = "The tests in this project fail. Fix the `slugify` function so that `sh test.sh` passes, without changing the tests.";
+  assertEqual(runTitle("The tests in this project fail. Fix the slugify function so that", task),
+    "The tests in this project fail. Fix the slugify function so that sh test.sh passes, without changing the tests.");
+  assertEqual(runTitle("The tests in this project fail. Fix the", task),
+    "The tests in this project fail. Fix the slugify function so that sh test.sh passes, without changing the tests.");
+  assertEqual(runTitle("Slug tests fixed", task), "Slug tests fixed");
+  assertEqual(runTitle(null, "*Refactor* the `db_pool` module\nsecond line"), "Refactor the db_pool module");
+  assertEqual(runTitle("", "snake_case_name stays"), "snake_case_name stays");
+  assertEqual(plainLine("1. **Add** a ~~test~~ check \\*now\\*"), "Add a test check *now*");
+  assertEqual(plainLine("```go\ncode\n```\nAfter the fence"), "code");
 });
 
 test("the drawer renders prose through the pipeline and markers as text", async () => {

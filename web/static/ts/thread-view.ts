@@ -12,6 +12,7 @@
 
 import { h, type VNode } from "./hyperapp.js";
 import { prose } from "./prose.js";
+import { plainLine } from "./title.js";
 
 export interface ThreadIdentity {
   firstTask: string;
@@ -56,8 +57,14 @@ function formatAt(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
-/** renderTaskIdentity is the header above the run view: text only. */
-export function renderTaskIdentity(t: Thread | null): VNode | null {
+/**
+ * renderTaskIdentity is the title card above the run view, text only: the
+ * thread's generated title and description when there is one, else title
+ * (the run's summary or the task's first line as plain text, title.ts; the
+ * first task's plain first line when none is given), the latest thing the
+ * operator said and the thread's counts.
+ */
+export function renderTaskIdentity(t: Thread | null, title = ""): VNode | null {
   if (t === null) {
     return null;
   }
@@ -76,10 +83,11 @@ export function renderTaskIdentity(t: Thread | null): VNode | null {
       h("div", { class: "task-identity-facts muted" }, facts.join(" · ")),
     ]);
   }
-  const latest = oneLine(id.latestHumanText);
+  const head = title !== "" ? title : plainLine(id.firstTask);
+  const latest = plainLine(id.latestHumanText);
   return h("section", { class: "task-identity", "aria-label": "Task" }, [
-    h("div", { class: "task-identity-title" }, oneLine(id.firstTask)),
-    latest !== "" && latest !== oneLine(id.firstTask)
+    h("div", { class: "task-identity-title", title: head }, head),
+    latest !== "" && latest !== head && latest !== plainLine(id.firstTask)
       ? h("p", { class: "task-identity-latest" }, [h("span", { class: "section-label" }, "Latest from you: "), latest])
       : null,
     h("div", { class: "task-identity-facts muted" }, facts.join(" · ")),
@@ -129,7 +137,7 @@ export function renderThreadBody(t: Thread): VNode {
         h("p", { class: "thread-title" }, t.summary.title),
         t.summary.description !== "" ? h("p", { class: "muted thread-description" }, t.summary.description) : null,
       ])
-      : h("p", { class: "thread-title" }, oneLine(t.identity.firstTask)),
+      : h("p", { class: "thread-title" }, plainLine(t.identity.firstTask)),
     t.summaryState === "pending" ? h("p", { class: "muted" }, "A summary of this thread is being written.") : null,
     t.lineage.length > 1 ? h("p", { class: "muted" }, "Runs: " + t.lineage.join(" → ")) : null,
     t.omitted > 0 ? h("p", { class: "muted" }, t.omitted + " earlier entries not shown") : null,

@@ -12,7 +12,7 @@ import {
 } from "./tooltip.js";
 import { LabelResolver, deriveCostStrip, deriveNowCaption, fnv1a32, type LabelSet } from "./labels.js";
 import { emptyModel, merge, type ModelState, type Operation, type Participant } from "./model.js";
-import { renderFlow, renderSequence, flowRows } from "./run-stage/index.js";
+import { newFlowIndex, renderFlow, renderSequenceBody, renderSequenceHeader, sequenceColumns } from "./run-stage/index.js";
 
 const executed = installSentinel();
 
@@ -164,28 +164,25 @@ test("the card renders JSON as <pre> text and prose through the sanitizer", asyn
   root.remove();
 });
 
-test("flow rows keep the latest call path, departed nodes included", () => {
-  const rows = flowRows(model());
-  assertEqual(rows.length, 1);
-  assertEqual(rows[0].nodes.map((n) => [n.participant.id, n.departed, n.active]), [
-    ["human", false, false], ["orchestrator-0-1", false, false], ["planner-1-3", false, false], ["tool:read_file", false, true],
-  ]);
-});
-
 test("the SVG stages carry model strings only as text", async () => {
   const m = model();
   m.participants.push(part("tool:<img src=x onerror=alert(5)>", "<img src=x onerror=alert(5)>", "tool"));
   m.operations.push(op(6, { source: "planner-1-3", destination: "tool:<img src=x onerror=alert(5)>", depth: 3, tool: "x", lifecycle: "in_flight", open: true }));
   m.activeOperation = "op-6";
-  const root = await mount([renderFlow(m, friendly), renderSequence(m, friendly)]);
+  const ix = newFlowIndex();
+  const flow = renderFlow(m, friendly, ix, { camera: { x: 0, y: 0, k: 1 }, width: 1400, height: 800, selected: "" }).svg;
+  const cols = sequenceColumns(m, friendly);
+  const seq = renderSequenceBody(m, friendly, ix, cols, { scrollTop: 0, height: 800, scrollLeft: 0, width: 1200, columnWidth: 150, selected: -1 });
+  const root = await mount([flow, renderSequenceHeader(cols, 150), seq]);
   assertEqual(root.querySelectorAll("img, script, foreignObject").length, 0, "no markup");
   const labelsSeen = Array.from(root.querySelectorAll("text")).map((t) => t.textContent ?? "");
   assert(labelsSeen.some((s) => s.startsWith("<img ")), "the hostile name shows as text: " + labelsSeen.join(" | "));
   assert(root.querySelector(".flow-graph .graph-node--active") !== null, "active node class");
   assert(root.querySelector(".flow-graph .graph-edge--active") !== null, "active edge class");
   assert(root.querySelector(".sequence-diagram .seq-message--flowing") !== null, "flowing message class");
-  assert(root.querySelector(".sequence-diagram .seq-node--success") !== null, "success node class");
-  assertEqual(root.querySelector('.sequence-diagram path[data-operation="op-2"] > title')?.textContent, "Orchestrator hands work to Planner");
+  assert(root.querySelector(".sequence-diagram .seq-message--return") !== null, "return message class");
+  assertEqual(root.querySelector('.sequence-diagram [data-operation="op-2"] > title')?.textContent, "2  Orchestrator hands work to Planner");
+  assertEqual(root.querySelector('.sequence-diagram [data-operation="op-2"] .seq-label')?.textContent, "2  Orchestrator hands work to Planner");
   for (const hd of ["The human", "Tools"]) {
     assert(labelsSeen.includes(hd), "column " + hd);
   }

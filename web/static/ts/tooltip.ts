@@ -170,12 +170,20 @@ export interface TooltipCard {
   content: TooltipContent;
   x: number;
   y: number;
+  /**
+   * A pinned card was opened by a click or Enter: it stays until closed
+   * (Esc or its Close button) and sits at the side of the page (a bottom
+   * sheet on a narrow screen) instead of following the pointer.
+   */
+  pinned?: boolean;
 }
 
 export interface TooltipHandlers {
   onEnter: unknown;
   onLeave: unknown;
   onCopy: (source: string) => unknown;
+  /** Closes a pinned card. */
+  onClose?: unknown;
 }
 
 function sectionBody(s: TooltipSection, on: TooltipHandlers): Child[] {
@@ -194,14 +202,21 @@ function sectionBody(s: TooltipSection, on: TooltipHandlers): Child[] {
 
 /** renderTooltip is the card: a fixed overlay the pointer may enter. */
 export function renderTooltip(card: TooltipCard, on: TooltipHandlers): VNode {
-  const left = Math.max(8, Math.min(card.x + 14, window.innerWidth - 440));
+  const width = Math.min(420, window.innerWidth - 16);
+  const left = Math.max(8, Math.min(card.x + 14, window.innerWidth - width - 8));
   const top = Math.max(8, Math.min(card.y + 14, window.innerHeight - 120));
+  const pinned = card.pinned === true;
   return h("div", {
-    class: "tooltip-card", role: "dialog", "aria-label": card.content.title,
-    style: { left: left + "px", top: top + "px" },
+    class: "tooltip-card" + (pinned ? " tooltip-card--pinned" : ""), role: "dialog", "aria-label": card.content.title,
+    style: pinned ? {} : { left: left + "px", top: top + "px", width: width + "px" },
     onmouseenter: on.onEnter, onmouseleave: on.onLeave,
   }, [
-    h("div", { class: "tooltip-title" }, card.content.title),
+    pinned && on.onClose !== undefined
+      ? h("div", { class: "tooltip-head" }, [
+        h("h2", { class: "tooltip-title", id: "inspector-title" }, card.content.title),
+        h("button", { type: "button", class: "inspector-close", onclick: on.onClose, "aria-label": "Close the inspector", "data-esc": "" }, "Close"),
+      ])
+      : h("div", { class: "tooltip-title" }, card.content.title),
     ...card.content.sections.map((s) => h("section", { class: "tooltip-section tooltip-section--" + s.kind }, [
       h("div", { class: "tooltip-label" }, s.label),
       ...sectionBody(s, on),

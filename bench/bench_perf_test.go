@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools/sandbox"
+	"os"
+)
+
+// BenchmarkStarterSuiteOffline plays the whole starter suite with the
+// seed guild on the scripted model, at 1, 2 and 4 jobs: the harness's own
+// cost (copies, sessions, sandboxes, validations) with a model that costs
+// nothing. The build cache is warm after the first iteration.
+func BenchmarkStarterSuiteOffline(b *testing.B) {
+	benches, err := LoadSuite(starterSuite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g.Path = "seed"
+	d := runner.DefaultDeployment()
+	d.FitToGuild(g)
+	host := sandbox.NewHost()
+	work := b.TempDir()
+	for _, jobs := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			for b.Loop() {
+				h := &Harness{Variants: []Variant{{Name: "seed", Guild: g, Deployment: d, Provider: scriptedFrom}},
+					Host: host, Policy: confinedPolicy(b, host), Path: ScopedPath(os.Getenv("PATH")), Jobs: jobs, Effort: "quick",
+					Sealer: func(dir string) (*store.Sealer, error) { return store.NewSealer(testKey, dir), nil }, WorkDir: work}
+				rep, err := h.Run(context.Background(), starterSuite, benches)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if a := Sum(rep.Results); a.Passes != len(benches) {
+					b.Fatalf("%d of %d passed", a.Passes, len(benches))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,18 @@
+"""Blog posts."""
+
+
+def slugify(text):
+    """Lower-case text with runs of non-alphanumerics as single dashes."""
+    out, dash = [], False
+    for ch in text.lower():
+        if ch.isalnum():
+            out.append(ch)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    return "".join(out).strip("-")
+
+
+def post_url(title):
+    return "/posts/" + slugify(title)

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Prints a greeting for the name given, or for World.
+name=${1:-World}
+echo "Helo, $name!"

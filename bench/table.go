@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/guildhall/guildhall/render"
+)
+
+// WriteTable prints the report as a terminal table: a row per benchmark
+// with each variant's passes, mean tokens, mean time and questions, then
+// one summary line per variant, best first, and, for two variants, the
+// comparison's note. Every name is stripped of terminal control.
+func WriteTable(w io.Writer, r *Report) {
+	ranked := r.Ranked()
+	benches := r.Benchmarks()
+	rows := [][]string{}
+	head := []string{"BENCHMARK"}
+	for _, v := range ranked {
+		label := ""
+		if len(ranked) > 1 {
+			label = " " + shortName(v)
+		}
+		head = append(head, "PASS"+label, "TOKENS", "TIME", "ASKED", "TOOLS")
+	}
+	rows = append(rows, head)
+	for _, b := range benches {
+		row := []string{render.SanitizeLine(b)}
+		for _, v := range ranked {
+			a := Sum(r.Select(v, b))
+			row = append(row, fmt.Sprintf("%d/%d", a.Passes, a.Runs), humanTokens(a.MeanTokens()),
+				humanSeconds(a.MeanSeconds()), fmt.Sprint(a.Questions), fmt.Sprint(a.ToolCalls))
+		}
+		rows = append(rows, row)
+	}
+	writeColumns(w, rows)
+	fmt.Fprintln(w)
+	for i, v := range ranked {
+		a := Sum(r.Select(v, ""))
+		fmt.Fprintf(w, "%d. %s: pass rate %.1f%% (%d/%d), score %.2f, %s tokens, %s, %d questions, %d tool calls\n",
+			i+1, render.SanitizeLine(v), 100*a.PassRate, a.Passes, a.Runs, a.Score,
+			humanTokens(float64(a.Tokens.Total)), humanSeconds(a.Seconds), a.Questions, a.ToolCalls)
+	}
+	if len(ranked) == 2 {
+		fmt.Fprintln(w, render.SanitizeLine(Compare(r, ranked[0], ranked[1]).Note()))
+	}
+	if errs := harnessErrors(r); len(errs) > 0 {
+		fmt.Fprintf(w, "%d runs could not be carried out:\n", len(errs))
+		for _, e := range errs {
+			fmt.Fprintln(w, "  "+render.SanitizeLine(e))
+		}
+	}
+}
+
+func harnessErrors(r *Report) []string {
+	var out []string
+	for _, x := range r.Results {
+		if x.Error != "" {
+			out = append(out, fmt.Sprintf("%s #%d (%s): %s", x.Benchmark, x.Repetition, x.Variant, x.Error))
+		}
+	}
+	return out
+}
+
+func shortName(v string) string {
+	v = render.SanitizeLine(v)
+	if ansi.StringWidth(v) > 18 {
+		return ansi.Truncate(v, 18, "…")
+	}
+	return v
+}
+
+func writeColumns(w io.Writer, rows [][]string) {
+	widths := map[int]int{}
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+func humanTokens(n float64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", n/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.0fk", n/1e3)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk", n/1e3)
+	}
+	return fmt.Sprintf("%.0f", n)
+}
+
+func humanSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.0fs", d.Seconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+// ProgressLine is a one-line view of a suite in progress: a bar, the
+// counts and what the runs are doing, cut to width.
+func ProgressLine(st Status, width int) string {
+	const barWidth = 20
+	filled := 0
+	if st.Total > 0 {
+		filled = barWidth * st.Done / st.Total
+	}
+	line := fmt.Sprintf("[%s%s] %d/%d passed %d", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), st.Done, st.Total, st.Passed)
+	var doing []string
+	for _, a := range st.Running {
+		doing = append(doing, fmt.Sprintf("%s#%d %s", a.Benchmark, a.Repetition, a.Doing))
+	}
+	if len(doing) > 0 {
+		line += "  " + strings.Join(doing, " | ")
+	}
+	line = render.SanitizeLine(line)
+	if width > 0 && ansi.StringWidth(line) > width {
+		line = ansi.Truncate(line, width, "…")
+	}
+	return line
+}
+
+// ResultLine is one finished run as a plain line (the progress output
+// when standard error is not a terminal).
+func ResultLine(r Result, st Status) string {
+	verdict := "FAIL"
+	if r.Pass {
+		verdict = "pass"
+	}
+	extra := ""
+	if r.Error != "" {
+		extra = " — " + r.Error
+	} else if r.Validation != nil && len(r.Validation.Reasons) > 0 {
+		extra = " — " + r.Validation.Reasons[0]
+	}
+	return render.SanitizeLine(fmt.Sprintf("[%d/%d] %s %s #%d (%s): %s, %s tokens, %s, %d asked%s",
+		st.Done, st.Total, verdict, r.Benchmark, r.Repetition, r.Variant, r.Status,
+		humanTokens(float64(r.Tokens.Total)), humanSeconds(r.Seconds), r.QuestionsAsked, clip(extra, 200)))
+}
