@@ -378,3 +378,22 @@ func opIndex(id string, n int) (int, bool) {
 	}
 	return v - 1, true
 }
+
+// OperationPayload is the raw JSON a tool call's arguments or a tool
+// result carried, for a view that shows it as text rather than as the
+// Details Markdown; kind is "arguments" or "result". ok is false for every
+// other operation, and for a payload too large to have been kept raw (its
+// Details hold the capped JSON).
+func (m *Model) OperationPayload(id string) (raw, kind string, ok bool) {
+	i, found := opIndex(id, len(m.Operations))
+	if !found || m.Operations[i].ID != id {
+		return "", "", false
+	}
+	switch d := m.details[i]; d.kind {
+	case detailsArguments:
+		return d.text, "arguments", true
+	case detailsResult:
+		return d.text, "result", true
+	}
+	return "", "", false
+}

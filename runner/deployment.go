@@ -30,6 +30,19 @@ type ModelConfig struct {
 	// Provider selects the wire format (Guildhall addition): openai,
 	// openai-responses, anthropic or script.
 	Provider string `json:"provider,omitempty"`
+	// Price is what the endpoint charges (Guildhall addition), for the
+	// console's cost figure; nil shows no cost.
+	Price *ModelPrice `json:"price,omitempty"`
+}
+
+// ModelPrice is an endpoint's price per million tokens, in Currency
+// (default USD). CachedInput prices the cached part of a prompt; zero
+// prices it as Input.
+type ModelPrice struct {
+	Input       float64 `json:"input"`
+	Output      float64 `json:"output"`
+	CachedInput float64 `json:"cachedInput,omitempty"`
+	Currency    string  `json:"currency,omitempty"`
 }
 
 // InterruptTriggers configures the loop-check cadence.
@@ -151,6 +164,10 @@ func (d *Deployment) clone() *Deployment {
 		v := *it
 		c.Executor.InterruptTriggers = &v
 	}
+	if p := d.Model.Price; p != nil {
+		v := *p
+		c.Model.Price = &v
+	}
 	if a := d.Executor.ProviderHealth.AutoResume; a != nil {
 		v := *a
 		c.Executor.ProviderHealth.AutoResume = &v
@@ -207,6 +224,7 @@ var deploymentShape = shape{
 	"model": shape{
 		"name": nil, "apiBase": nil, "contextWindow": nil, "reasoningField": nil, "provider": nil,
 		"generation": shape{"temperature": nil, "maxTokens": nil},
+		"price":      shape{"input": nil, "output": nil, "cachedInput": nil, "currency": nil},
 	},
 	"executor": shape{
 		"maxAgentDepth": nil, "defaultToolTimeoutSeconds": nil, "maxCompactionAttempts": nil,
@@ -348,6 +366,14 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	if d.Model.ContextWindow < 0 {
 		c.errorf(at("model", "contextWindow"), "model.contextWindow must be a positive number of tokens")
 	}
+	if p := d.Model.Price; p != nil {
+		if p.Input < 0 || p.Output < 0 || p.CachedInput < 0 {
+			c.errorf(at("model", "price"), "model.price: prices are per million tokens and may not be negative")
+		}
+		if cur := p.Currency; cur != "" && !validCurrency(cur) {
+			c.errorf(at("model", "price", "currency"), "model.price.currency %q is not a three-letter currency code such as USD or EUR", cur)
+		}
+	}
 	// maxTokens is held against the window only when files set both: a
 	// window from the server's model list is checked at start
 	// (CheckGenerationFits runs then), as in the original, and an unset
@@ -474,4 +500,17 @@ func (d *Deployment) CheckGenerationFits() error {
 	return &ConfigError{File: from("model.generation.maxTokens", d.Source), Msg: fmt.Sprintf(
 		"model.generation.maxTokens %d leaves no room for the prompt in a context window of %d tokens (model.contextWindow, from %s); lower maxTokens or set model.contextWindow",
 		max, window, from("model.contextWindow", "the built-in default: the server did not report a window"))}
+}
+
+// validCurrency accepts an ISO 4217 style code: three ASCII capitals.
+func validCurrency(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }

@@ -93,6 +93,9 @@ func TestDeploymentValidation(t *testing.T) {
 		{"passEnv not a name", "{\"executor\": {\"passEnv\": [\"OK\",\n \"A=B\"]}}", []string{"d.json:2:2", `passEnv[1] "A=B" is not an environment variable name`}},
 		{"passEnv a provider key", `{"executor": {"passEnv": ["OPENAI_API_KEY"]}}`, []string{`passEnv[0] "OPENAI_API_KEY"`, "never reach a tool"}},
 		{"passEnv guildhall prefix", `{"executor": {"passEnv": ["GUILDHALL_*"]}}`, []string{"never reach a tool"}},
+		{"negative price", "{\"model\": {\n \"price\": {\"input\": -1, \"output\": 2}}}", []string{"d.json:2:11", "may not be negative"}},
+		{"bad currency", `{"model": {"price": {"input": 1, "output": 2, "currency": "dollars"}}}`, []string{`currency "dollars" is not a three-letter currency code`}},
+		{"unknown price key", `{"model": {"price": {"prompt": 1}}}`, []string{`unknown key "prompt"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

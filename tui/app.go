@@ -29,9 +29,19 @@ type Options struct {
 	MarkdownStyle string
 	// NoAnimation freezes the flow animation (golden tests).
 	NoAnimation bool
-	// Output is where "copy raw" writes its OSC 52 sequence: the program's
+	// Output is where copies write their OSC 52 sequence: the program's
 	// own terminal output (os.Stdout by default).
 	Output io.Writer
+	// Clipboard is how y copies: ClipboardOSC52 (the default), ClipboardFile
+	// or ClipboardBoth. ClipboardFile is where copies go when OSC 52 cannot
+	// carry them; NoOSC52 says the terminal does not take OSC 52. Run fills
+	// them from the environment (GUILDHALL_CLIPBOARD, TERM, XDG_STATE_HOME).
+	Clipboard     string
+	ClipboardFile string
+	NoOSC52       bool
+	// Mouse starts with mouse capture on (clicks select, the wheel
+	// scrolls); off, the terminal selects text. M toggles it.
+	Mouse bool
 	// Context bounds the runs the console submits.
 	Context context.Context
 	// Notice is shown once at start (the browser console's URL).
@@ -68,6 +78,7 @@ const (
 	screenHistory
 	screenCompose
 	screenQueue
+	screenLog
 )
 
 type viewKind int
@@ -126,10 +137,13 @@ type Model struct {
 	seqTop    int
 	seqFollow bool
 	summaries map[string]string
-	health    runner.HealthView
-	notice    string
-	quitting  bool
-	started   bool // the backlog is applied: later events are news
+	// summaryLoading: the live run's summary.txt is being read.
+	summaryLoading bool
+	health         runner.HealthView
+	model          runner.ModelInfo // the session's model, for the meters
+	notice         string
+	quitting       bool
+	started        bool // the backlog is applied: later events are news
 
 	questions []pendingQuestion
 	qHidden   bool
@@ -143,12 +157,19 @@ type Model struct {
 	plan       *planState
 	showResult bool
 	resultOpen resultState
+	changes    *changesState // what the run on screen changed
+	diff       *diffView     // the open per-file diff
+	// flash is a notice from a key pressed in an overlay, shown inside it
+	// (the banner line is behind it); the next key clears it.
+	flash      string
+	mouse      bool
 	help       bool
 	helpScroll int
 
 	history historyState
 	compose composeState
 	queue   queueState
+	logv    logState
 
 	threads map[string]*threadInfo // per run id
 	drawer  *threadDrawer
@@ -193,6 +214,7 @@ func New(s Session, opts Options) *Model {
 		health:    runner.HealthView{State: runner.HealthOK},
 	}
 	m.notice = opts.Notice
+	m.mouse = opts.Mouse
 	m.notesUnseen = len(opts.Notes) > 0
 	if opts.EndpointProblem != "" {
 		m.openEndpoint(opts.EndpointProblem)
@@ -215,7 +237,7 @@ func New(s Session, opts Options) *Model {
 
 // Init starts the event pump, the health poll and any initial task.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws)}
+	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws), modelInfoCmd(m.sess)}
 	if m.opts.Task != "" {
 		sub := runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}
 		if m.endpointProblem != "" {
@@ -229,6 +251,9 @@ func (m *Model) Init() tea.Cmd {
 	}
 	if m.live != nil {
 		cmds = append(cmds, m.refreshThread(m.live.id))
+	}
+	if c := m.changes; c != nil && !c.loaded {
+		cmds = append(cmds, changesCmd(m.ctx, m.sess, c.runID))
 	}
 	if c := m.maybeTick(); c != nil {
 		cmds = append(cmds, c)
@@ -264,7 +289,7 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 			if follow {
 				m.view, m.replayMeta = m.live, nil
 				m.flowSel, m.seqSel, m.seqTop, m.seqFollow = "", 0, 0, true
-				m.showResult, m.inspector, m.transcript = false, nil, nil
+				m.showResult, m.inspector, m.transcript, m.diff = false, nil, nil, nil
 			}
 		}
 	}
@@ -294,9 +319,8 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 		}
 	case event.RunStatus:
 		if m.live.card != nil && m.view == m.live {
-			m.showResult, m.resultOpen = true, resultState{}
 			m.questions = nil
-			cmd = loadHistory(m.ws)
+			cmd = tea.Batch(loadHistory(m.ws), m.openResult())
 		}
 		if c := m.live.card; c != nil && m.started && c.Card != nil && c.Card.Error != nil && c.Card.Error.Kind == runner.EndpointErrorKind {
 			// The run ended because the endpoint never answered: a setup
@@ -310,6 +334,13 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 		var p event.EgressPayload
 		if e.Decode(&p) == nil && m.view == m.live {
 			m.notice = strings.TrimSpace(render.EgressLine(p))
+		}
+	case event.MCPServer:
+		// A server that failed, exited or hung is news the operator needs
+		// (its tools now fail); one that came up is not.
+		var p event.MCPServerPayload
+		if e.Decode(&p) == nil && p.State != "ready" && m.view == m.live {
+			m.notice = strings.TrimSpace(render.MCPServerLine(p))
 		}
 	case event.InterruptResolved:
 		var p event.InterruptResolvedPayload
@@ -376,7 +407,16 @@ func (m *Model) closeQuestion(id, source string) {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	mm, cmd := m.update(msg)
 	m.sizeEditors()
+	m.prepareLive()
 	return mm, cmd
+}
+
+// prepareLive renders the live pane for the frame when it is on screen,
+// so that View only draws it.
+func (m *Model) prepareLive() {
+	if v := m.live; v != nil && m.view == v && m.screen == screenWatch && v.stream.roleID != "" {
+		v.stream.prepare(m.md, m.lay.width, m.lay.streamH)
+	}
 }
 
 // sizeEditors gives every open editor its size in the current layout, so
@@ -384,17 +424,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) sizeEditors() {
 	inner := m.overlayWidth() - 4
 	m.compose.editor.SetSize(m.lay.width, min(10, max(3, (m.lay.height-3)/3)))
+	// A short screen keeps a one-line answer so the question still shows.
+	answerH := 3
+	if m.lay.height < 20 {
+		answerH = 1
+	}
 	if len(m.questions) > 0 {
-		m.q.editor.SetSize(inner, 3)
+		m.q.editor.SetSize(inner, answerH)
 	}
 	if m.interrupt != nil {
-		m.interrupt.editor.SetSize(inner, 3)
+		m.interrupt.editor.SetSize(inner, answerH)
 	}
 	if m.transcript != nil {
 		m.transcript.search.SetSize(inner-2, 1)
 	}
 	if a := m.queue.answer; a != nil {
-		a.editor.SetSize(inner, 3)
+		a.editor.SetSize(inner, answerH)
 	}
 	if e := m.queue.edit; e != nil {
 		e.editor.SetSize(inner, max(3, min(12, m.lay.height-10)))
@@ -407,6 +452,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.lay = computeLayout(msg.Width, msg.Height)
 		m.clampSequence()
+		m.syncLog()
 		if m.transcript != nil {
 			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
 		}
@@ -418,12 +464,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.live.refresh()
 		m.clampSequence()
+		if m.screen == screenLog {
+			m.syncLog()
+		}
 		if m.transcript != nil && m.transcript.loaded {
 			m.transcript.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
 		}
 		if threadEvents(msg.events) && m.live != nil {
 			cmds = append(cmds, m.refreshThread(m.live.id))
 		}
+		cmds = append(cmds, m.maybeLoadSummary(msg.events))
 		if d := m.sub.Dropped(); d > m.dropped && m.live != nil && m.live.id != "" {
 			m.dropped = d
 			cmds = append(cmds, resyncLive(m.ws, m.live.id))
@@ -448,6 +498,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.live = nv
 		m.clampSequence()
 		return m, nil
+	case summaryMsg:
+		m.summaryLoading = false
+		if msg.text != "" {
+			m.summaries[msg.runID] = msg.text
+		}
+		return m, nil
 	case subClosedMsg:
 		return m, nil
 	case tickMsg:
@@ -458,6 +514,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(healthCmd(m.sess), healthTick())
 	case healthMsg:
 		m.health = msg.view
+		return m, nil
+	case modelInfoMsg:
+		m.model = msg.info
 		return m, nil
 	case questionsMsg:
 		for _, q := range msg.questions {
@@ -534,9 +593,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.view, m.replayMeta = msg.run, msg.meta
 		m.screen, m.flowSel, m.seqSel, m.seqTop, m.seqFollow = screenWatch, "", 0, 0, false
-		m.inspector, m.transcript, m.plan, m.showResult = nil, nil, nil, false
-		m.notice = "Replaying " + msg.runID + " from its log · b returns to the live run"
+		m.inspector, m.transcript, m.plan, m.showResult, m.diff = nil, nil, nil, false, nil
+		m.notice = ""
 		m.drawer = nil
+		m.syncLog()
 		return m, m.refreshThread(msg.runID)
 	case threadMsg:
 		return m, m.applyThread(msg)
@@ -558,7 +618,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case copiedMsg:
-		m.notice = msg.note
+		m.flashNote(msg.note)
+		return m, nil
+	case changesMsg:
+		m.applyChanges(msg)
 		return m, nil
 	case endpointCheckedMsg, endpointAppliedMsg:
 		return m, m.applyEndpointMsg(msg)
@@ -595,6 +658,39 @@ func (m *Model) clampSequence() {
 		m.seqTop = m.seqSel - h + 1
 	}
 	m.seqTop = max(0, min(m.seqTop, max(0, total-h)))
+}
+
+// maybeLoadSummary reads the live run's summary.txt after a model reply
+// until it exists: the runner writes it after the run's first reply and
+// again when the run ends.
+func (m *Model) maybeLoadSummary(evs []event.Event) tea.Cmd {
+	if m.live == nil || m.live.id == "" || m.summaryLoading {
+		return nil
+	}
+	final := false
+	reply := false
+	for _, e := range evs {
+		switch e.Type {
+		case event.LLMCall:
+			reply = true
+		case event.RunStatus:
+			final = m.live.card != nil
+		}
+	}
+	if final || (reply && m.summaries[m.live.id] == "") {
+		m.summaryLoading = true
+		return loadSummary(m.ws, m.live.id)
+	}
+	return nil
+}
+
+// flashNote tells the operator something: on the banner line and, when
+// an overlay covers the screen, inside it.
+func (m *Model) flashNote(s string) {
+	m.notice = s
+	if m.overlayBox() != nil {
+		m.flash = s
+	}
 }
 
 func (m *Model) runLive() bool {

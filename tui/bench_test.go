@@ -87,3 +87,67 @@ func BenchmarkStartupDemo(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+func BenchmarkFrameSequence100k(b *testing.B) { benchFrame(b, 100_000, true) }
+
+// BenchmarkLogFrame100k is one frame of the Log screen of a run of about
+// 100,000 events, scrolled a page each frame: the cost of paging through
+// a long run's log.
+func BenchmarkLogFrame100k(b *testing.B) {
+	events := syntheticRun(b, 100_000) // about 100k log lines
+	m := New(newFakeSession(b, events), Options{Labels: seedLabels(b), NoAnimation: true, MarkdownStyle: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	m.Update(keyMsg("esc"))
+	m.Update(keyMsg("5"))
+	if n := len(m.view.log); n < 95_000 {
+		b.Fatalf("%d log lines, want about 100k", n)
+	}
+	b.ReportMetric(float64(len(events)), "events")
+	b.ReportMetric(float64(len(m.view.log)), "lines")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%200 < 100 {
+			m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+		} else {
+			m.Update(tea.KeyMsg{Type: tea.KeyPgDown})
+		}
+		_ = m.View()
+	}
+}
+
+// BenchmarkLogSearch100k is a search of a 100k-event log and its first
+// frame; BenchmarkLogSearchNext100k moves to the next match.
+func BenchmarkLogSearch100k(b *testing.B) {
+	m := logConsole(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Update(keyMsg("/"))
+		m.Update(keyMsg("edit_file"))
+		m.Update(keyMsg("enter"))
+		_ = m.View()
+	}
+}
+
+func BenchmarkLogSearchNext100k(b *testing.B) {
+	m := logConsole(b)
+	m.Update(keyMsg("/"))
+	m.Update(keyMsg("edit_file"))
+	m.Update(keyMsg("enter"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Update(keyMsg("n"))
+		_ = m.View()
+	}
+}
+
+func logConsole(b *testing.B) *Model {
+	events := syntheticRun(b, 100_000)
+	m := New(newFakeSession(b, events), Options{Labels: seedLabels(b), NoAnimation: true, MarkdownStyle: "notty"})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	m.Update(keyMsg("esc"))
+	m.Update(keyMsg("5"))
+	return m
+}

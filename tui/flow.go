@@ -21,6 +21,7 @@ import (
 const (
 	flowEdgeW   = 4  // cells between two columns
 	flowMinCol  = 10 // narrowest column before columns are dropped
+	flowNarrow  = 4  // narrowest column whose nodes are that short
 	flowMaxCol  = 30 // widest column
 	flowTopRows = 2  // rows of the type bar
 )
@@ -44,6 +45,9 @@ type flowCell struct {
 	child    int // cell index of the first callee drawn, -1 for none
 	// calls from the caller; calls ≥ 0 only for tool nodes (×N)
 	calls int
+	// text is the node as drawn in its column; full its whole text, for
+	// the status line.
+	text, full string
 }
 
 // flowLane is one laid-out lane.
@@ -137,13 +141,18 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 			depths = max(depths, p.depth+1)
 			lane.rows = max(lane.rows, p.row+1)
 		}
+		// natural fits every node whole; compact fits every label whole
+		// with only the figures that must show (tokens go first).
 		natural := make([]int, depths)
+		compact := make([]int, depths)
 		for d := range natural {
-			natural[d] = flowMinCol
+			natural[d], compact[d] = flowNarrow, flowNarrow
 		}
 		for _, p := range ps {
 			n := l.nodes[p.node]
-			natural[p.depth] = max(natural[p.depth], min(flowMaxCol, ansi.StringWidth(nodeText(m, v, res, n.pid, n.calls))))
+			np := nodeInfo(m, v, res, n.pid, n.calls)
+			natural[p.depth] = max(natural[p.depth], min(flowMaxCol, ansi.StringWidth(np.String())))
+			compact[p.depth] = max(compact[p.depth], min(flowMaxCol, ansi.StringWidth(np.fit(np.label, 0))))
 		}
 		first := 0
 		for depths-first > 1 && (depths-first)*flowMinCol+(depths-first-1)*flowEdgeW+2 > width {
@@ -155,17 +164,26 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 		if first > 0 {
 			lead = 2
 		}
-		for total(widths)+(shown-1)*flowEdgeW+lead > width {
-			wi := 0
-			for i := range widths {
-				if widths[i] > widths[wi] {
-					wi = i
+		// Shrink the widest column, first only down to its compact width
+		// (dropping token counts), then below it (cutting labels).
+		floor := compact[first:]
+		for pass := 0; pass < 2 && total(widths)+(shown-1)*flowEdgeW+lead > width; pass++ {
+			for total(widths)+(shown-1)*flowEdgeW+lead > width {
+				wi := -1
+				for i := range widths {
+					if widths[i] > floor[i] && (wi < 0 || widths[i] > widths[wi]) {
+						wi = i
+					}
 				}
+				if wi < 0 {
+					break
+				}
+				widths[wi]--
 			}
-			if widths[wi] <= flowMinCol {
-				break
+			floor = make([]int, shown)
+			for i := range floor {
+				floor[i] = min(flowMinCol, widths[i])
 			}
-			widths[wi]--
 		}
 		lane.first, lane.widths = first, widths
 		lane.grid = make([][]int, lane.rows)
@@ -227,6 +245,7 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 	for _, c := range fl.cells {
 		fl.nodes = append(fl.nodes, c.key)
 	}
+	shortenNodes(&fl, m, v, res)
 	return fl
 }
 
@@ -318,13 +337,58 @@ func laneTitle(st render.Stack) string {
 	return t
 }
 
-// nodeText is a node's plain text: glyph, guild label, invocation counter
-// and tokens. A tool node counts the calls from its caller (calls); other
-// nodes their participant's invocations.
-func nodeText(m *render.Model, v *runView, res *render.LabelResolver, pid string, calls int) string {
+// nodeParts is a node's text in parts: a glyph, the guild label, the
+// figures that must show (an instance number, a tool's call count) and
+// those that go first when room is short (tokens). A tool node counts the
+// calls from its caller (calls); other nodes their participant's
+// invocations.
+type nodeParts struct {
+	glyph, label string
+	keep, drop   []string
+}
+
+func (n nodeParts) String() string {
+	s := n.glyph + " " + n.label
+	for _, f := range append(append([]string(nil), n.keep...), n.drop...) {
+		s += " " + f
+	}
+	return s
+}
+
+// fit lays the node out in width cells with its label shortened to short
+// (see shortenNodes); figures show whole or not at all.
+func (n nodeParts) fit(short string, width int) string {
+	s := n.glyph + " " + short
+	for _, f := range n.keep {
+		s += " " + f
+	}
+	if short == n.label {
+		with := s
+		for _, f := range n.drop {
+			with += " " + f
+		}
+		if ansi.StringWidth(with) <= width {
+			return with
+		}
+	}
+	return s
+}
+
+// room is the label's room at width: all that the glyph and the kept
+// figures leave, less the dropped figures when the whole label fits with
+// them.
+func (n nodeParts) room(width int) int {
+	r := labelRoom(n.glyph, n.keep, width)
+	if ansi.StringWidth(n.String()) <= width {
+		return ansi.StringWidth(n.label)
+	}
+	return r
+}
+
+func nodeInfo(m *render.Model, v *runView, res *render.LabelResolver, pid string, calls int) nodeParts {
 	p, ok := m.Participant(pid)
 	if !ok {
-		return "?"
+		return nodeParts{glyph: "?"}
 	}
 	label := res.ParticipantLabel(p)
 	switch p.Kind {
@@ -332,9 +396,9 @@ func nodeText(m *render.Model, v *runView, res *render.LabelResolver, pid string
 		if calls < 0 {
 			calls = p.Invocations
 		}
-		return fmt.Sprintf("⚙ %s ×%d", label, calls)
+		return nodeParts{glyph: "⚙", label: label, keep: []string{fmt.Sprintf("×%d", calls)}}
 	case render.KindHuman, render.KindInterrupt:
-		return "◇ " + label
+		return nodeParts{glyph: "◇", label: label}
 	}
 	glyph := "●"
 	if i, ok := v.lastCall[pid]; ok {
@@ -349,14 +413,32 @@ func nodeText(m *render.Model, v *runView, res *render.LabelResolver, pid string
 			glyph = "■"
 		}
 	}
-	s := glyph + " " + label
+	n := nodeParts{glyph: glyph, label: label}
 	if p.Invocations > 1 {
-		s += fmt.Sprintf(" #%d", p.Invocations)
+		n.keep = append(n.keep, fmt.Sprintf("#%d", p.Invocations))
 	}
 	if p.Metrics.Tokens > 0 {
-		s += " " + compactTokens(p.Metrics.Tokens)
+		n.drop = append(n.drop, compactTokens(p.Metrics.Tokens))
 	}
-	return s
+	return n
+}
+
+// shortenNodes gives every drawn cell its text at its column's width,
+// labels shortened so that different labels stay different.
+func shortenNodes(fl *flowLayout, m *render.Model, v *runView, res *render.LabelResolver) {
+	parts := make([]nodeParts, len(fl.cells))
+	labels := make([]string, len(fl.cells))
+	rooms := make([]int, len(fl.cells))
+	for i, c := range fl.cells {
+		parts[i] = nodeInfo(m, v, res, c.pid, c.calls)
+		w := fl.lanes[c.lane].widths[c.col]
+		labels[i], rooms[i] = parts[i].label, parts[i].room(w)
+	}
+	short := shortenDistinct(labels, rooms)
+	for i, c := range fl.cells {
+		fl.cells[i].text = parts[i].fit(short[i], fl.lanes[c.lane].widths[c.col])
+		fl.cells[i].full = parts[i].String()
+	}
 }
 
 // callOutcome is a call's outcome: its return's, or its own when it was
@@ -447,7 +529,7 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 					continue
 				}
 				cell := fl.cells[ci]
-				text := fit(nodeText(m, v, res, cell.pid, cell.calls), w)
+				text := fit(cell.text, w)
 				switch {
 				case cell.key == sel:
 					text = styleSelected.Render(text)

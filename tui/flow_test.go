@@ -52,7 +52,11 @@ func TestFlowNarrowCollapsesShallowColumns(t *testing.T) {
 			t.Errorf("line %d is %d cells wide: %q", i, ansi.StringWidth(l), l)
 		}
 	}
-	mustContain(t, got, "… ✓ Coder 9.3k ─┬▶⚙ Shell ×2")
+	// Token counts go before labels are cut, and no figure is ever cut.
+	mustContain(t, got, "… ✓ Coder", "─┬▶⚙ Shell ×2", "⚙ Read file ×1")
+	if cut := regexp.MustCompile(`[0-9][.,]?…`).FindString(got); cut != "" {
+		t.Errorf("a figure is cut (%q):\n%s", cut, got)
+	}
 }
 
 func TestFlowCountsWhatDoesNotFit(t *testing.T) {

@@ -38,6 +38,10 @@ type fakeSession struct {
 	ws      store.Workspace
 	answers map[string]string
 	resumed []string
+	info    runner.ModelInfo
+	// changes is what Changes reports.
+	changes    runner.Changes
+	changesErr error
 }
 
 func newFakeSession(t testing.TB, events []event.Event) *fakeSession {
@@ -70,9 +74,15 @@ func (f *fakeSession) Resume(id string) error {
 	f.resumed = append(f.resumed, id)
 	return nil
 }
-func (f *fakeSession) Terminate(string) error     { return nil }
-func (f *fakeSession) Health() runner.HealthView  { return runner.HealthView{State: runner.HealthOK} }
-func (f *fakeSession) Workspace() store.Workspace { return f.ws }
+func (f *fakeSession) Terminate(string) error      { return nil }
+func (f *fakeSession) Health() runner.HealthView   { return runner.HealthView{State: runner.HealthOK} }
+func (f *fakeSession) Workspace() store.Workspace  { return f.ws }
+func (f *fakeSession) ModelInfo() runner.ModelInfo { return f.info }
+func (f *fakeSession) Changes(_ context.Context, runID string) (runner.Changes, error) {
+	ch := f.changes
+	ch.RunID = runID
+	return ch, f.changesErr
+}
 
 // loadEvents reads a log.jsonl fixture from testdata.
 func loadEvents(t testing.TB, name string) []event.Event {

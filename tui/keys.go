@@ -3,11 +3,11 @@ package tui
 import (
 	"encoding/json"
 	"errors"
-	"github.com/guildhall/guildhall/runner/event"
 	"strconv"
 	"strings"
 
-	osc52 "github.com/aymanbagabas/go-osc52/v2"
+	"github.com/guildhall/guildhall/runner/event"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/guildhall/guildhall/render"
@@ -23,18 +23,21 @@ func keyHelp() [][2]string {
 		{"2 / H", "History of this workspace's runs"},
 		{"3 / n", "Compose a new task"},
 		{"4 / u", "Queue of tasks waiting to run"},
+		{"5 / e", "Log: every event of the run, searchable"},
 		{"?", "this help"},
 		{"esc", "close the overlay on top"},
+		{"y", "copy what has the focus (OSC 52; see Copying)"},
+		{"M", "mouse capture on / off (off: the terminal selects text)"},
 		{"q / ctrl+c", "quit (asks first while a run is live)"},
 		{"E", "model endpoint: why it did not answer, or its settings"},
 		{"N", "notes from start-up"},
 		{"Watch", ""},
 		{"tab", "toggle Flow / Sequence"},
-		{"↑↓ / j k", "move the selection (nodes or messages)"},
+		{"↑↓ / j k", "move the selection; the status line shows it whole"},
 		{"←→", "caller / first callee (flow)"},
 		{"h", "task history: the thread of this task"},
 		{"pgup pgdn g G", "scroll the sequence; f follows the newest"},
-		{"enter", "inspect the selection"},
+		{"enter", "inspect the selection (J: a tool's JSON)"},
 		{"t", "transcript of the selected role instance"},
 		{"p", "plan disclosure (plan.md)"},
 		{"L", "cycle labels: whimsical / friendly / detailed"},
@@ -43,15 +46,25 @@ func keyHelp() [][2]string {
 		{"i", "interrupt: ask the run or change its plan"},
 		{"P / R / X", "pause / resume / terminate (asks first)"},
 		{"b", "back to the live run after a replay"},
+		{"The footer", ""},
+		{"context", "the active role's conversation, of the model's window"},
+		{"model @ host", "the model and the endpoint it is served from"},
+		{"tokens", "reported by the endpoint (cached: reused prompt)"},
+		{"$", "cost, when the deployment gives model.price"},
+		{"last reply", "how long the latest model reply took"},
 		{"Modals", ""},
 		{"enter", "submit the answer (alt+enter: new line)"},
 		{"↑↓ / 1-9", "pick an option in the question modal"},
 		{"tab", "switch inquiry / plan change (interrupt)"},
-		{"d / c", "result: technical details / copy raw error (OSC 52)"},
-		{"/ n", "transcript: search / next match"},
+		{"w", "result: what changed, file by file (←→ files)"},
+		{"d / c", "result: technical details / copy raw error"},
+		{"/ n N", "transcript, log: search, next / previous match"},
+		{"J", "transcript, inspector: tool calls as JSON / text"},
+		{"y / Y", "transcript: copy a message / the whole transcript"},
+		{"f", "log: filter by role (cycles)"},
 		{"r / e", "endpoint dialog: retry / edit the settings"},
 		{"History", ""},
-		{"enter / o", "expand a run / open it in Watch"},
+		{"enter / o", "expand a run / open it in Watch (a replay)"},
 		{"r", "resume a run that stopped before finishing"},
 		{"Compose", ""},
 		{"ctrl+s", "submit the task"},
@@ -66,6 +79,10 @@ func keyHelp() [][2]string {
 		{"r", "requeue a finished, failed or parked item"},
 		{"a / enter", "answer a parked question"},
 		{"o", "open the item's run in Watch"},
+		{"Copying", ""},
+		{"OSC 52", "y writes the text to the terminal's clipboard, over SSH"},
+		{"tmux", "needs set -g set-clipboard on"},
+		{"file", "when OSC 52 cannot carry it: GUILDHALL_CLIPBOARD=file"},
 	}
 }
 
@@ -79,6 +96,9 @@ type questionState struct {
 	opt    int // selected option, -1 for none
 	editor editor
 	scroll int
+	// followOpt keeps the picked option in view until the operator
+	// scrolls.
+	followOpt bool
 }
 
 type interruptState struct {
@@ -91,6 +111,7 @@ type inspectorState struct {
 	pid    string // a flow node, or
 	op     int    // a sequence row (when pid is "")
 	scroll int
+	json   bool // a tool call or result as JSON (J)
 }
 
 type planState struct {
@@ -104,8 +125,6 @@ type resultState struct {
 	details bool
 	scroll  int
 }
-
-type copiedMsg struct{ note string }
 
 func isAlreadyAnswered(err error) bool { return errors.Is(err, runner.ErrAlreadyAnswered) }
 
@@ -133,13 +152,35 @@ func controlNotice(what string) string {
 }
 
 // handleKey routes a key to the overlay on top, else to the screen.
+// Typed characters that arrive together (a fast typist, tmux send-keys)
+// come as one message: each is handled in turn, so a "/" that opens a
+// search sends the characters after it into the search.
 func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste && !m.typing() {
+		var cmds []tea.Cmd
+		for i, r := range k.Runes {
+			if m.typing() {
+				rest := k
+				rest.Runes = k.Runes[i:]
+				cmds = append(cmds, m.handleKey(rest))
+				break
+			}
+			one := k
+			one.Runes = []rune{r}
+			cmds = append(cmds, m.handleKey(one))
+		}
+		return tea.Batch(cmds...)
+	}
 	key := k.String()
+	m.flash = ""
 	if key == "ctrl+c" {
 		if m.confirm != nil && m.confirm.action == "quit" {
 			return m.quit()
 		}
 		return m.askQuit()
+	}
+	if key == "M" && !m.typing() {
+		return m.toggleMouse()
 	}
 	switch {
 	case m.confirm != nil:
@@ -165,13 +206,21 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	case m.drawer != nil:
 		return m.keyDrawer(key)
 	case m.answerCard != nil:
-		if key == "esc" || key == "enter" || key == "q" {
+		switch key {
+		case "esc", "enter", "q":
 			m.answerCard = nil
+		case "y":
+			return m.copyText("the answer", m.answerCard.answer)
 		}
 		return nil
+	case m.diff != nil:
+		return m.keyDiff(key)
 	case m.showResult && m.view != nil && m.view.card != nil:
 		return m.keyResult(key)
 	case m.plan != nil:
+		if key == "y" {
+			return m.copyText("the plan", m.plan.text)
+		}
 		return m.keyPager(key, &m.plan.scroll, func() { m.plan = nil }, "p")
 	}
 	switch m.screen {
@@ -185,8 +234,30 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		if c, ok := m.keyQueue(key); ok {
 			return c
 		}
+	case screenLog:
+		if c, ok := m.keyLog(k); ok {
+			return c
+		}
 	}
 	return m.keyGlobal(key)
+}
+
+// typing reports whether keys go to a text editor.
+func (m *Model) typing() bool {
+	return m.questionVisible() || m.interrupt != nil || m.queue.answer != nil || m.queue.edit != nil ||
+		(m.transcript != nil && m.transcript.searching) || (m.screen == screenLog && m.logv.typing) ||
+		(m.screen == screenCompose && m.overlayBox() == nil)
+}
+
+// toggleMouse turns mouse capture on or off.
+func (m *Model) toggleMouse() tea.Cmd {
+	m.mouse = !m.mouse
+	if m.mouse {
+		m.flashNote("Mouse capture on: clicks select, the wheel scrolls. M gives the mouse back to the terminal.")
+		return tea.EnableMouseCellMotion
+	}
+	m.flashNote("Mouse capture off: the terminal selects text. M turns capture on.")
+	return tea.DisableMouse
 }
 
 func (m *Model) askQuit() tea.Cmd {
@@ -241,6 +312,9 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 		return loadHistory(m.ws)
 	case "4", "u":
 		return m.openQueue()
+	case "5", "e":
+		m.screen = screenLog
+		m.syncLog()
 	case "L":
 		m.res = m.res.WithTier(m.res.Tier().Next())
 		m.notice = "Labels: " + string(m.res.Tier())
@@ -306,8 +380,7 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 			return nil
 		}
 		if m.kind == viewSequence && m.seqSel >= len(v.model.Operations) && v.card != nil {
-			m.showResult, m.resultOpen = true, resultState{}
-			return nil
+			return m.openResult()
 		}
 		if m.kind == viewFlow {
 			if m.flowSel == "" {
@@ -323,36 +396,95 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 	case "t":
 		return m.openTranscript()
 	case "p":
-		if v != nil && v.id != "" {
-			m.plan = &planState{}
-			return loadPlan(m.ws, v.id)
+		if v == nil || v.id == "" {
+			m.notice = "No run on screen, so no plan to show: n composes a task, H opens a past run."
+			return nil
 		}
+		m.plan = &planState{}
+		return loadPlan(m.ws, v.id)
+	case "y":
+		return m.copyFocused()
 	case "r":
 		if v != nil && v.card != nil {
-			m.showResult, m.resultOpen = true, resultState{}
+			return m.openResult()
 		}
+		m.notice = "The run has not finished: there is no result yet."
 	case "i":
-		if m.runLive() {
-			m.interrupt = &interruptState{kind: "inquiry"}
-			m.interrupt.editor.placeholder = "Your question for the run, or the change to its plan"
-		} else {
-			m.notice = "No live run to interrupt."
+		if why := m.cannotControl("interrupt"); why != "" {
+			m.notice = why
+			return nil
 		}
+		m.interrupt = &interruptState{kind: "inquiry"}
+		m.interrupt.editor.placeholder = "Your question for the run, or the change to its plan"
 	case "P":
-		if m.runLive() {
-			id := m.live.id
-			return controlCmd("pause", func() error { return m.sess.Pause(id) })
+		if why := m.cannotControl("pause"); why != "" {
+			m.notice = why
+			return nil
 		}
+		if m.live.paused != nil {
+			m.notice = "The run is already paused: R resumes it."
+			return nil
+		}
+		id := m.live.id
+		return controlCmd("pause", func() error { return m.sess.Pause(id) })
 	case "R":
-		if m.runLive() {
-			id := m.live.id
-			return controlCmd("resume", func() error { return m.sess.Resume(id) })
+		if why := m.cannotControl("resume"); why != "" {
+			m.notice = why
+			return nil
 		}
+		id := m.live.id
+		return controlCmd("resume", func() error { return m.sess.Resume(id) })
 	case "X":
-		if m.runLive() {
-			m.confirm = &confirmState{action: "terminate", prompt: "Terminate the run? It ends as interrupted with its record intact."}
+		if why := m.cannotControl("terminate"); why != "" {
+			m.notice = why
+			return nil
+		}
+		m.confirm = &confirmState{action: "terminate", prompt: "Terminate the run? It ends as interrupted with its record intact."}
+	}
+	return nil
+}
+
+// cannotControl says why a control key cannot act on the run on screen,
+// or "" when it can.
+func (m *Model) cannotControl(what string) string {
+	switch {
+	case m.replaying():
+		return "A replay: " + what + " acts on the live run only (b returns to it)."
+	case m.live != nil && m.live.card != nil:
+		return "The run has finished (" + runStatusWord(m.live) + "): there is nothing to " + what + ". n composes a follow-up."
+	case !m.runLive():
+		return "No run is live: there is nothing to " + what + ". n composes a task."
+	}
+	return ""
+}
+
+// copyFocused copies what the Watch selection is on: the sequence
+// message or the flow node's latest call, else the streaming reply.
+func (m *Model) copyFocused() tea.Cmd {
+	v := m.view
+	if v == nil || v.id == "" {
+		m.notice = "Nothing to copy yet."
+		return nil
+	}
+	idx := -1
+	switch {
+	case m.kind == viewSequence && m.seqSel < len(v.model.Operations):
+		idx = m.seqSel
+	case m.kind == viewFlow && m.flowSel != "":
+		if i, ok := v.lastCall[flowPID(m.flowSel)]; ok {
+			idx = i
 		}
 	}
+	if idx >= 0 {
+		return m.copyText("the selected message", m.opCopy(v, idx, false))
+	}
+	if v == m.live && len(v.stream.raw) > 0 {
+		return m.copyText("the streaming reply", string(v.stream.raw))
+	}
+	if v.card != nil {
+		return m.copyText("the result summary", resultSummary(v))
+	}
+	m.notice = "Select a node or a message first (↑↓), then y copies it."
 	return nil
 }
 
@@ -456,6 +588,11 @@ func (m *Model) keyInspector(key string) tea.Cmd {
 	switch key {
 	case "t":
 		return m.openTranscript()
+	case "J":
+		m.inspector.json = !m.inspector.json
+		return nil
+	case "y":
+		return m.copyText("these details", m.opCopy(m.view, m.inspectedOp(), m.inspector.json))
 	case "up", "k", "down", "j":
 		// Move the selection underneath and follow it.
 		m.inspector = nil
@@ -468,6 +605,22 @@ func (m *Model) keyInspector(key string) tea.Cmd {
 		return nil
 	}
 	return m.keyPager(key, &m.inspector.scroll, func() { m.inspector = nil }, "enter")
+}
+
+// inspectedOp is the operation the inspector shows: the sequence row, or
+// the flow node's latest call; -1 for none.
+func (m *Model) inspectedOp() int {
+	st := m.inspector
+	if st == nil {
+		return -1
+	}
+	if st.pid == "" {
+		return st.op
+	}
+	if i, ok := m.view.lastCall[st.pid]; ok {
+		return i
+	}
+	return -1
 }
 
 // keyPager scrolls a document overlay; esc (or the toggle key) closes it.
@@ -497,12 +650,32 @@ func (m *Model) keyPager(key string, scroll *int, closeFn func(), toggle string)
 func (m *Model) keyResult(key string) tea.Cmd {
 	switch key {
 	case "d":
-		m.resultOpen.details = !m.resultOpen.details
+		if ei := resultError(m.view); ei != nil && len(ei.Details) > 0 {
+			m.resultOpen.details = !m.resultOpen.details
+		} else {
+			m.flashNote("This run has no technical details.")
+		}
 		return nil
 	case "c":
 		return m.copyRaw()
+	case "y":
+		return m.copyText("the result summary", resultSummary(m.view))
+	case "w":
+		switch c := m.changes; {
+		case c == nil || !c.loaded:
+			m.flashNote("Still reading what changed…")
+		case len(c.changes.Files) == 0:
+			m.flashNote("No file changed since the run started.")
+		default:
+			m.openDiff(0)
+			m.prepareDiff()
+		}
+		return nil
 	case "r":
 		m.showResult = false
+		return nil
+	case "G", "end":
+		m.resultOpen.scroll = max(0, len(m.resultLines(m.overlayWidth()-4))-(m.overlayBodyH()-1))
 		return nil
 	case "H", "2", "n", "3", "u", "4", "tab":
 		m.showResult = false
@@ -511,26 +684,19 @@ func (m *Model) keyResult(key string) tea.Cmd {
 	return m.keyPager(key, &m.resultOpen.scroll, func() { m.showResult = false }, "esc")
 }
 
-// copyRaw puts the run's full error JSON on the clipboard with OSC 52,
-// written by the program on the operator's request. The JSON is base64
-// inside the sequence, so nothing in it can act on the terminal.
+// copyRaw copies the run's full error object as JSON: the machine kind,
+// the message and the technical details, for a bug report.
 func (m *Model) copyRaw() tea.Cmd {
 	ei := resultError(m.view)
 	if ei == nil {
-		m.notice = "This run has no error to copy."
+		m.flashNote("This run reported no error: there is no raw error to copy.")
 		return nil
 	}
 	b, err := json.MarshalIndent(ei, "", "  ")
 	if err != nil {
 		return nil
 	}
-	out := m.opts.Output
-	return func() tea.Msg {
-		if _, err := osc52.New(string(b)).WriteTo(out); err != nil {
-			return copiedMsg{"Copy failed: " + render.SanitizeLine(err.Error())}
-		}
-		return copiedMsg{"Copied the raw error JSON to the clipboard (OSC 52)."}
-	}
+	return m.copyText("the raw error JSON", string(b))
 }
 
 func (m *Model) questionVisible() bool { return len(m.questions) > 0 && !m.qHidden }
@@ -575,24 +741,26 @@ func (st *questionState) handleKey(k tea.KeyMsg, options int) {
 	switch k.String() {
 	case "pgup":
 		st.scroll = max(0, st.scroll-5)
+		st.followOpt = false
 		return
 	case "pgdown":
 		st.scroll += 5
+		st.followOpt = false
 		return
 	case "up":
 		if st.editor.Empty() && options > 0 {
-			st.opt = max(0, st.opt-1)
+			st.opt, st.followOpt = max(0, st.opt-1), true
 			return
 		}
 	case "down":
 		if st.editor.Empty() && options > 0 {
-			st.opt = min(options-1, st.opt+1)
+			st.opt, st.followOpt = min(options-1, st.opt+1), true
 			return
 		}
 	}
 	if st.editor.Empty() && k.Type == tea.KeyRunes && len(k.Runes) == 1 && !k.Paste {
 		if n, err := strconv.Atoi(string(k.Runes)); err == nil && n >= 1 && n <= options {
-			st.opt = n - 1
+			st.opt, st.followOpt = n-1, true
 			return
 		}
 	}
@@ -643,37 +811,50 @@ func (m *Model) keyInterrupt(k tea.KeyMsg) tea.Cmd {
 
 func (m *Model) keyTranscript(k tea.KeyMsg) tea.Cmd {
 	t := m.transcript
+	w, h := m.overlayWidth()-4, m.overlayBodyH()
 	if t.searching {
 		switch k.String() {
 		case "esc":
 			t.searching = false
 		case "enter":
 			t.searching = false
-			t.query = t.search.Value()
-			if !t.find(t.top) {
-				t.note = "No match."
-			} else {
-				t.note = ""
-			}
-			t.prepare(m.overlayWidth()-4, m.overlayBodyH(), m.md)
+			t.find.set(t.search.Value(), t.texts(), t.top)
+			t.prepare(w, h, m.md)
+			t.goToMatch(m.md)
 		default:
 			t.search.HandleKey(k)
 		}
+		t.prepare(w, h, m.md)
 		return nil
 	}
-	h := m.overlayBodyH()
 	switch k.String() {
 	case "esc", "q", "t":
+		if k.String() == "esc" && t.find.query != "" {
+			t.find = finder{}
+			return nil
+		}
 		m.transcript = nil
 		return nil
 	case "/":
 		t.searching = true
 		t.search.Reset()
 		return nil
-	case "n":
-		if !t.find(t.top + 1) {
-			t.note = "No match."
+	case "n", "N":
+		d := 1
+		if k.String() == "N" {
+			d = -1
 		}
+		if t.find.step(d) {
+			t.goToMatch(m.md)
+		} else if t.find.query == "" {
+			m.flashNote("Press / to search first.")
+		}
+	case "J":
+		t.setJSON(!t.json)
+	case "y":
+		return m.copyText("this message", t.copyText(t.top))
+	case "Y":
+		return m.copyText("the whole transcript", t.copyText(-1))
 	case "down", "j":
 		t.scroll(1, m.md)
 	case "up", "k":
@@ -686,8 +867,10 @@ func (m *Model) keyTranscript(k tea.KeyMsg) tea.Cmd {
 		t.top, t.topLine = 0, 0
 	case "end", "G":
 		t.top, t.topLine = max(0, len(t.entries)-1), 0
+	case "?":
+		m.help = true
 	}
-	t.prepare(m.overlayWidth()-4, h, m.md)
+	t.prepare(w, h, m.md)
 	return nil
 }
 

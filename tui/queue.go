@@ -11,6 +11,7 @@ import (
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -501,29 +502,12 @@ func (m *Model) queueAnswerBox(w int) []string {
 		body = append(body, styleTitle.Render("Context"))
 		body = append(body, m.markdown(st.q.Context, inner)...)
 	}
-	var opts []string
+	options := make([]event.Option, len(st.q.Options))
 	for i, o := range st.q.Options {
-		line := fmt.Sprintf("%d. %s", i+1, render.SanitizeLine(o.Label))
-		if o.Description != "" {
-			line += styleFaint.Render(" — " + render.SanitizeLine(o.Description))
-		}
-		line = clip(line, inner-2)
-		if i == st.opt {
-			opts = append(opts, "▸ "+styleSelected.Render(line))
-		} else {
-			opts = append(opts, "  "+line)
-		}
+		options[i] = event.Option{Label: o.Label, Description: o.Description}
 	}
-	foot := st.editor.Render(!st.sent)
-	hint := keyHint("enter", "send", "alt+enter", "new line", "↑↓/1-9", "option", "esc", "cancel")
-	if st.sent {
-		hint = styleFaint.Render("Sending…")
-	}
-	foot = append(foot, hint)
-	room := max(3, m.lay.height-2-len(head)-len(opts)-len(foot)-2)
-	lines := append(head, pager(body, st.scroll, room)...)
-	lines = append(lines, opts...)
-	lines = append(lines, foot...)
+	hint := hints(inner, "enter", "send", "esc", "cancel", "↑↓/1-9", "option", "alt+enter", "new line")
+	lines := m.answerForm(head, body, options, &st.questionState, st.sent, hint, inner)
 	return boxed("Queued question · "+render.SanitizeLine(st.id), lines, w)
 }
 

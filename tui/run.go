@@ -7,6 +7,7 @@ import (
 	"os"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/term"
 )
 
 // RunOptions are the program's terminal options.
@@ -31,7 +32,21 @@ func Run(ctx context.Context, s Session, opts Options, ro RunOptions) (err error
 	if opts.Context == nil {
 		opts.Context = ctx
 	}
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(ro.Output), tea.WithMouseCellMotion()}
+	if opts.Clipboard == "" {
+		opts.Clipboard = os.Getenv("GUILDHALL_CLIPBOARD")
+	}
+	if opts.ClipboardFile == "" {
+		opts.ClipboardFile = defaultClipboardFile(os.Getenv)
+	}
+	if f, ok := ro.Output.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) || noOSC52Term(os.Getenv("TERM")) {
+		opts.NoOSC52 = true
+	}
+	// The mouse is the terminal's until the operator asks (M): plain
+	// selection works without Shift.
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(ro.Output)}
+	if opts.Mouse {
+		popts = append(popts, tea.WithMouseCellMotion())
+	}
 	if ro.Input != nil {
 		popts = append(popts, tea.WithInput(ro.Input))
 	}

@@ -37,6 +37,13 @@ type runView struct {
 	paused    *event.RunStatusPayload // paused or suspended, while it lasts
 	planDirty int                     // bumps on each write_plan result
 
+	use usage // what the model calls used, for the meters
+
+	// The Log screen's lines, and the roles they name in order.
+	log         []logLine
+	logRoles    map[string]bool
+	logRoleList []string
+
 	// topBar caches render.TopBar (O(participants)) for the frame; refresh
 	// recomputes it once per batch of events, not per event or per frame.
 	topBar        []render.TypeSlot
@@ -121,14 +128,6 @@ type inquiry struct {
 	dropped  string
 }
 
-// stream is the active role's reply as it streams in.
-type stream struct {
-	roleID string
-	text   []byte
-}
-
-const streamKeep = 4096
-
 func newRunView(id string) *runView {
 	return &runView{
 		id: id, model: render.NewModel(),
@@ -145,16 +144,14 @@ func (v *runView) apply(e event.Event) {
 			if v.stream.roleID != p.RoleID {
 				v.stream = stream{roleID: p.RoleID}
 			}
-			v.stream.text = append(v.stream.text, p.Content...)
-			if n := len(v.stream.text); n > 2*streamKeep {
-				v.stream.text = append([]byte(nil), v.stream.text[n-streamKeep:]...)
-			}
+			v.stream.add(p.Content)
 		}
 		return
 	case event.RunStarted:
 		var p event.RunStartedPayload
 		if e.Decode(&p) == nil {
 			v.id, v.task, v.effort, v.continuesFrom, v.startedAt = p.RunID, p.Task, p.Effort, p.ContinuesFrom, e.Timestamp
+			v.use.model = p.Model
 		}
 	case event.EffortSet:
 		var p event.EffortSetPayload
@@ -165,6 +162,19 @@ func (v *runView) apply(e event.Event) {
 		var p event.LLMCallStartPayload
 		if e.Decode(&p) == nil {
 			v.stream = stream{roleID: p.RoleID}
+			v.use.active = p.RoleID
+		}
+	case event.LLMCall:
+		// Only the usage: the bodies (a whole conversation at log level
+		// full) are not decoded for the meters.
+		var p callUsage
+		if e.Decode(&p) == nil {
+			v.use.addCall(p)
+		}
+	case event.ContextCompacted:
+		var p event.ContextCompactedPayload
+		if e.Decode(&p) == nil && p.ContextWindow > 0 {
+			v.use.window = p.ContextWindow
 		}
 	case event.RunStatus:
 		var p event.RunStatusPayload
@@ -215,6 +225,7 @@ func (v *runView) apply(e event.Event) {
 	v.lastSeq = e.Seq
 	v.model.Apply(e)
 	v.index()
+	v.addLog(e)
 }
 
 // index takes in the operations Apply added.
@@ -274,21 +285,6 @@ func (v *runView) status() string {
 
 func (v *runView) live() bool {
 	return v != nil && v.id != "" && !store.Terminal(v.model.Status) && v.card == nil
-}
-
-// streamLines is the tail of the active role's streamed reply, sanitized.
-func (v *runView) streamLines(n int) []string {
-	if v == nil || len(v.stream.text) == 0 {
-		return nil
-	}
-	lines := strings.Split(render.Sanitize(string(v.stream.text)), "\n")
-	var out []string
-	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
-		if strings.TrimSpace(lines[i]) != "" || len(out) > 0 {
-			out = append([]string{lines[i]}, out...)
-		}
-	}
-	return out
 }
 
 func firstLine(s string) string {

@@ -57,8 +57,12 @@ func renderSequence(v *runView, res *render.LabelResolver, top, sel, phase, widt
 	xs, spacing := seqColumnX(len(v.seqCols), width)
 	// Header: column labels centred on their lifelines.
 	head := newCells(width)
+	labels := make([]string, len(v.seqCols))
+	rooms := make([]int, len(v.seqCols))
 	for i, col := range v.seqCols {
-		label := ansi.Truncate(seqColumnLabel(res, col), max(3, spacing-1), "…")
+		labels[i], rooms[i] = seqColumnLabel(res, col), max(3, spacing-1)
+	}
+	for i, label := range shortenDistinct(labels, rooms) {
 		head.put(xs[i]-ansi.StringWidth(label)/2, label)
 	}
 	out := []string{styleTitle.Render(head.String())}
@@ -136,12 +140,16 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 		c.put(dx, head)
 	}
 	// The label sits on the arrow when it fits, else beside its far end.
-	text := " " + label + " "
-	if room := hi - lo - 3; room >= 8 {
-		text = ansi.Truncate(text, room, "… ")
-		c.put(lo+2, text)
-	} else {
-		c.put(hi+2, text)
+	// Cut at a word boundary; the status line shows it whole.
+	// A short arrow's label goes beside it, on the side with more room.
+	switch right, left := width-hi-4, lo-seqGutter-3; {
+	case hi-lo-3 >= 8:
+		c.put(lo+2, " "+shortWords(label, hi-lo-5)+" ")
+	case right >= left || right >= ansi.StringWidth(label):
+		c.put(hi+2, " "+shortWords(label, max(1, right))+" ")
+	default:
+		text := " " + shortWords(label, left) + " "
+		c.put(lo-1-ansi.StringWidth(text), text)
 	}
 	return finishRow(c.String(), selected, animated)
 }

@@ -31,6 +31,11 @@ type Session interface {
 	Terminate(runID string) error
 	Health() runner.HealthView
 	Workspace() store.Workspace
+	// ModelInfo is the model's name, endpoint host, context window and
+	// prices, for the meters; never the key.
+	ModelInfo() runner.ModelInfo
+	// Changes is what changed in the workspace since a run started.
+	Changes(ctx context.Context, runID string) (runner.Changes, error)
 }
 
 var _ Session = (*runner.Session)(nil)
@@ -56,7 +61,8 @@ type (
 		what string
 		err  error
 	}
-	healthMsg struct{ view runner.HealthView }
+	healthMsg    struct{ view runner.HealthView }
+	modelInfoMsg struct{ info runner.ModelInfo }
 	// historyMsg is the workspace's run list, newest first.
 	historyMsg struct {
 		rows []historyRow
@@ -85,6 +91,8 @@ type (
 		run *runView
 		err error
 	}
+	// summaryMsg is a run's summary.txt, read once the run has one.
+	summaryMsg    struct{ runID, text string }
 	tickMsg       struct{}
 	healthTickMsg struct{}
 )
@@ -150,6 +158,10 @@ func healthCmd(s Session) tea.Cmd {
 	return func() tea.Msg { return healthMsg{s.Health()} }
 }
 
+func modelInfoCmd(s Session) tea.Cmd {
+	return func() tea.Msg { return modelInfoMsg{s.ModelInfo()} }
+}
+
 func healthTick() tea.Cmd {
 	return tea.Tick(2*time.Second, func(time.Time) tea.Msg { return healthTickMsg{} })
 }
@@ -179,7 +191,11 @@ func loadHistory(ws store.Workspace) tea.Cmd {
 	}
 }
 
-// readRunEvents reads a run's log.jsonl into events.
+// loadSummary reads a run's summary.txt.
+func loadSummary(ws store.Workspace, runID string) tea.Cmd {
+	return func() tea.Msg { return summaryMsg{runID: runID, text: ws.ReadSummary(runID)} }
+}
+
 // reserveForLog sizes a replayed view's model for the run's log.
 func reserveForLog(rv *runView, ws store.Workspace, runID string) {
 	if path, err := ws.LogPath(runID); err == nil {

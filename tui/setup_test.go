@@ -35,3 +35,28 @@ func TestHeaderShowsSetupThenEgress(t *testing.T) {
 		t.Errorf("header line 2 = %q, want the denied egress", lines[1])
 	}
 }
+
+// TestHeaderShowsAFailedMCPServer: an MCP server that stopped answering
+// takes the header's second line, with its own message as inert text; one
+// that came up does not.
+func TestHeaderShowsAFailedMCPServer(t *testing.T) {
+	setup := "sandbox: workspace-write, network off"
+	evs := []event.Event{
+		ev(t, event.RunStarted, event.RunStartedPayload{RunID: "run-20250314-093000", Task: "Search issues", Effort: "standard", EntryRole: "orchestrator"}),
+		ev(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Search issues"}),
+	}
+	m := New(newFakeSession(t, evs), Options{Labels: seedLabels(t), NoAnimation: true, Setup: setup})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m.applyEvent(ev(t, event.MCPServer, event.MCPServerPayload{Server: "github", State: "ready", Tools: 12}))
+	if lines := strings.Split(ansi.Strip(m.View()), "\n"); !strings.Contains(lines[1], setup) {
+		t.Fatalf("header line 2 = %q after a server came up, want the setup still", lines[1])
+	}
+	m.applyEvent(ev(t, event.MCPServer, event.MCPServerPayload{Server: "git\x1b]52;c;cHduZWQ=\x07hub", State: "exited",
+		Message: "exit status 1\x1b[2J: token refused"}))
+	raw := m.View()
+	assertTerminalSafe(t, raw)
+	lines := strings.Split(ansi.Strip(raw), "\n")
+	if !strings.Contains(lines[1], "mcp server github exited: exit status 1") || !strings.Contains(lines[1], "token refused") {
+		t.Errorf("header line 2 = %q, want the failed server and its message", lines[1])
+	}
+}

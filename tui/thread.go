@@ -135,35 +135,58 @@ func (m *Model) applyThreadSummary(msg threadSummaryMsg) {
 	}
 }
 
-// identityLine is the task-identity header: the generated title and
-// description when there is one, else the deterministic identity (the
-// first task's first line) and the latest thing the operator said. Plain
-// text only.
+// identityLine is the task-identity header, plain text only: the run's
+// summary (summary.txt) once it exists; else the generated thread title
+// and description, when they say more than the task; else the
+// deterministic identity (the first task's first line) and the latest
+// thing the operator said. Nothing in it repeats what is already there.
 func (m *Model) identityLine(v *runView, width int) string {
 	if v == nil || v.id == "" {
 		return ""
 	}
 	ti := m.threads[v.id]
+	task := firstLine(v.task)
+	if ti != nil && ti.loaded && ti.err == nil && ti.thread.Identity.FirstTask != "" {
+		task = firstLine(ti.thread.Identity.FirstTask)
+	}
 	var line string
 	switch {
-	case ti != nil && ti.title != "":
+	case m.summaries[v.id] != "":
+		line = "◆ " + render.SanitizeLine(m.summaries[v.id])
+		if ti != nil && ti.thread.Identity.Runs > 1 {
+			line += styleFaint.Render(fmt.Sprintf(" · %d runs", ti.thread.Identity.Runs))
+		}
+	case ti != nil && ti.title != "" && !repeats(ti.title, task):
 		line = "◆ " + render.SanitizeLine(ti.title)
-		if d := strings.TrimSpace(ti.description); d != "" {
+		if d := strings.TrimSpace(ti.description); d != "" && !repeats(d, task) && !repeats(d, ti.title) {
 			line += styleFaint.Render(" — " + render.SanitizeLine(d))
 		}
 	case ti != nil && ti.loaded && ti.err == nil:
 		id := ti.thread.Identity
-		line = "◆ " + render.SanitizeLine(firstLine(id.FirstTask))
-		if latest := firstLine(id.LatestHumanText); latest != "" && latest != firstLine(id.FirstTask) {
+		line = "◆ " + render.SanitizeLine(task)
+		if latest := firstLine(id.LatestHumanText); latest != "" && latest != task {
 			line += styleFaint.Render(" · You: ") + render.SanitizeLine(latest)
 		}
 		if id.Runs > 1 {
 			line += styleFaint.Render(fmt.Sprintf(" · %d runs", id.Runs))
 		}
 	default:
-		line = "◆ " + render.SanitizeLine(firstLine(v.task))
+		line = "◆ " + render.SanitizeLine(task)
 	}
 	return clip(line, width)
+}
+
+// repeats reports whether a generated title or description only repeats
+// text (one is a prefix of the other, ignoring case, an ellipsis and the
+// spaces around).
+func repeats(gen, text string) bool {
+	norm := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(firstLine(s)))
+		s = strings.TrimRight(strings.TrimSuffix(s, "…"), " .")
+		return strings.Join(strings.Fields(s), " ")
+	}
+	g, t := norm(gen), norm(text)
+	return g != "" && t != "" && (strings.HasPrefix(t, g) || strings.HasPrefix(g, t))
 }
 
 // threadDrawer is the open task-history drawer.

@@ -11,17 +11,58 @@ import (
 
 // transcriptEntry is one message of a role instance's transcript. title is
 // program text; body is untrusted and rendered as Markdown when prose is
-// set, else as sanitized preformatted text.
+// set, else as sanitized preformatted text. raw, when set, is the JSON a
+// tool call or result carried: body is its text (resultText) and J shows
+// the JSON instead.
 type transcriptEntry struct {
 	title string
 	body  string
+	raw   string
 	prose bool
+	// A message longer than entryMax is split into parts, each an entry
+	// of its own, so that only the parts in view are rendered; part is
+	// this one's number (0 for the head, which carries the title).
+	part int
+}
+
+// entryMax bounds the text of one transcript entry.
+const entryMax = 16 << 10
+
+// shown is the entry's body as the transcript shows it.
+func (e transcriptEntry) shown(json bool) string {
+	if json && e.raw != "" {
+		return prettyJSON(e.raw)
+	}
+	return e.body
 }
 
 // transcript collects one role instance's messages from its events: the
 // messages sent to the model, its replies and reasoning when logged, and
 // the results of its tool calls.
 type transcript struct{ entries []transcriptEntry }
+
+// push appends an entry, split into parts when it is long.
+func (t *transcript) push(e transcriptEntry) {
+	body := e.body
+	if e.raw != "" && len(e.raw) > entryMax {
+		// The JSON of a long result stays one key away only while it is
+		// short; a long one shows as its text.
+		e.raw = ""
+	}
+	if len(body) <= entryMax {
+		t.entries = append(t.entries, e)
+		return
+	}
+	parts := splitPlain(body, entryMax)
+	if e.prose {
+		parts = splitMarkdown(body, entryMax)
+	}
+	for i, p := range parts {
+		part := e
+		part.body, part.part = p, i
+		t.entries = append(t.entries, part)
+	}
+}
 
 func (t *transcript) add(e event.Event, roleID string) {
 	switch e.Type {
@@ -35,37 +76,38 @@ func (t *transcript) add(e event.Event, roleID string) {
 			case "assistant", "tool":
 				// Replies come from Received; results from tool_result.
 			case "system":
-				t.entries = append(t.entries, transcriptEntry{title: "System prompt", body: m.Content, prose: true})
+				t.push(transcriptEntry{title: "System prompt", body: m.Content, prose: true})
 			default:
-				t.entries = append(t.entries, transcriptEntry{title: "Sent (" + m.Role + ")", body: m.Content, prose: true})
+				t.push(transcriptEntry{title: "Sent (" + m.Role + ")", body: m.Content, prose: true})
 			}
 		}
 		if r := p.Received; r != nil {
 			if r.Reasoning != "" {
-				t.entries = append(t.entries, transcriptEntry{title: "Reasoning", body: r.Reasoning})
+				t.push(transcriptEntry{title: "Reasoning", body: r.Reasoning})
 			}
 			if r.Content != "" {
-				t.entries = append(t.entries, transcriptEntry{title: "Reply", body: r.Content, prose: true})
+				t.push(transcriptEntry{title: "Reply", body: r.Content, prose: true})
 			}
 			for _, c := range r.ToolCalls {
-				t.entries = append(t.entries, transcriptEntry{title: "Tool call " + c.Name, body: prettyJSON(c.Arguments)})
+				t.push(transcriptEntry{title: "Tool call " + c.Name, body: resultText(c.Arguments), raw: c.Arguments})
 			}
 		}
 		if len(p.Sent) == 0 && p.Received == nil {
-			t.entries = append(t.entries, transcriptEntry{title: "Model call (bodies not logged at this log level)"})
+			t.push(transcriptEntry{title: "Model call (bodies not logged at this log level)"})
 		}
 	case event.ToolResult:
 		var p event.ToolResultPayload
 		if e.Decode(&p) != nil || p.RoleID != roleID {
 			return
 		}
-		t.entries = append(t.entries, transcriptEntry{title: "Result of " + p.Tool + " · " + p.Kind, body: prettyJSON(string(p.Result))})
+		raw := string(p.Result)
+		t.push(transcriptEntry{title: "Result of " + p.Tool + " · " + p.Kind, body: resultText(raw), raw: raw})
 	case event.AskHuman:
 		var p event.AskHumanPayload
 		if e.Decode(&p) != nil || p.RoleID != roleID {
 			return
 		}
-		t.entries = append(t.entries, transcriptEntry{title: "Question for the operator", body: p.Question, prose: true})
+		t.push(transcriptEntry{title: "Question for the operator", body: p.Question, prose: true})
 	}
 }
 
@@ -88,7 +130,8 @@ type transcriptView struct {
 	topLine              int // line within that entry
 	search               editor
 	searching            bool
-	query                string
+	find                 finder
+	json                 bool // tool calls and results as JSON (J)
 	note                 string
 	loaded               bool
 }
@@ -98,19 +141,24 @@ func (t *transcriptView) lines(i int, md *render.MarkdownRenderer) []string {
 		return l
 	}
 	e := t.entries[i]
-	out := []string{styleTitle.Render(render.SanitizeLine(e.title))}
-	if strings.TrimSpace(e.body) != "" {
-		var body string
+	var out []string
+	if e.part == 0 {
+		out = append(out, styleTitle.Render(render.SanitizeLine(e.title)))
+	}
+	if body := e.shown(t.json); strings.TrimSpace(body) != "" {
+		var text string
 		if e.prose {
-			body = strings.TrimRight(md.Render(e.body, t.width-2), "\n")
+			text = strings.TrimRight(md.Render(body, t.width-2), "\n")
 		} else {
-			body = wrapPlain(render.Sanitize(e.body), t.width-2)
+			text = wrapIndented(render.Sanitize(body), t.width-2)
 		}
-		for _, l := range strings.Split(body, "\n") {
+		for _, l := range strings.Split(text, "\n") {
 			out = append(out, "  "+l)
 		}
 	}
-	out = append(out, "")
+	if i+1 >= len(t.entries) || t.entries[i+1].part == 0 {
+		out = append(out, "")
+	}
 	t.rendered[i] = out
 	return out
 }
@@ -122,8 +170,16 @@ func (t *transcriptView) prepare(width, height int, md *render.MarkdownRenderer)
 		t.topLine = 0
 	}
 	n := 0
-	for i := t.top; i < len(t.entries) && n < height; i++ {
+	for i := t.top; i < len(t.entries) && n < height+t.topLine; i++ {
 		n += len(t.lines(i, md))
+	}
+}
+
+// setJSON switches tool calls and results between text and JSON.
+func (t *transcriptView) setJSON(on bool) {
+	if t.json != on {
+		t.json, t.rendered, t.topLine = on, nil, 0
+		t.find.reindex(t.texts())
 	}
 }
 
@@ -153,35 +209,74 @@ func (t *transcriptView) scroll(delta int, md *render.MarkdownRenderer) {
 	}
 }
 
-// find moves to the next entry after the top one that contains the query.
-func (t *transcriptView) find(from int) bool {
-	q := strings.ToLower(t.query)
-	if q == "" {
-		return false
-	}
-	for k := 0; k < len(t.entries); k++ {
-		i := (from + k) % len(t.entries)
-		e := t.entries[i]
-		if strings.Contains(strings.ToLower(e.body), q) || strings.Contains(strings.ToLower(e.title), q) {
-			t.top, t.topLine = i, 0
-			return true
+// texts are the searchable texts of the entries: the title and the body
+// as shown.
+func (t *transcriptView) texts() []string {
+	out := make([]string, len(t.entries))
+	for i, e := range t.entries {
+		if e.part == 0 {
+			out[i] = e.title + "\n"
 		}
+		out[i] += e.shown(t.json)
 	}
-	return false
+	return out
 }
 
-// render draws the visible window.
+// goToMatch puts the current match at the top of the window: its entry,
+// and the rendered line that holds it when the rendering kept the text.
+func (t *transcriptView) goToMatch(md *render.MarkdownRenderer) {
+	mt, ok := t.find.current()
+	if !ok {
+		return
+	}
+	t.top, t.topLine = mt.item, 0
+	lines := t.lines(mt.item, md)
+	if l := nthLineWith(lines, t.find.query, mt.nth); l >= 0 {
+		t.topLine = max(0, l-1)
+	}
+}
+
+// copyText is the transcript as plain text: the message entry i is part
+// of, or, for i < 0, all of them.
+func (t *transcriptView) copyText(i int) string {
+	first, last := 0, len(t.entries)
+	if i >= 0 && i < len(t.entries) {
+		for first = i; first > 0 && t.entries[first].part > 0; first-- {
+		}
+		for last = first + 1; last < len(t.entries) && t.entries[last].part > 0; last++ {
+		}
+	}
+	var b strings.Builder
+	for _, e := range t.entries[first:last] {
+		if e.part == 0 {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString("## " + e.title + "\n\n")
+		}
+		b.WriteString(e.shown(t.json))
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// render draws the visible window, the matches of the search marked.
 func (t *transcriptView) render(width, height int) []string {
 	var out []string
+	cur, hasCur := t.find.current()
 	for i := t.top; i < len(t.entries) && len(out) < height; i++ {
 		l, ok := t.rendered[i]
 		if !ok {
 			break
 		}
+		start := 0
 		if i == t.top {
-			l = l[min(t.topLine, len(l)):]
+			start = min(t.topLine, len(l))
 		}
-		out = append(out, l...)
+		nth := -1
+		if hasCur && cur.item == i {
+			nth = cur.nth
+		}
+		out = append(out, highlightLines(l, t.find.query, nth, start)...)
 	}
 	if len(out) > height {
 		out = out[:height]

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
@@ -19,6 +18,12 @@ func (m *Model) View() string {
 	if m.quitting {
 		return ""
 	}
+	return m.frame(true)
+}
+
+// frame draws the screen, with the overlay on top when withOverlay (the
+// background alone otherwise, which the overlay tests compare against).
+func (m *Model) frame(withOverlay bool) string {
 	w, h := m.lay.width, m.lay.height
 	lines := []string{m.topBar(w), fit(m.banner(), w)}
 	var body []string
@@ -26,63 +31,74 @@ func (m *Model) View() string {
 	case screenHistory:
 		body = m.historyView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
-		lines = append(lines, fit(keyHint("↑↓", "select", "enter", "expand", "o", "open in Watch", "r", "resume", "3", "Compose", "?", "keys"), w))
+		lines = append(lines, fit(hints(w, "↑↓", "select", "enter", "expand", "o", "open in Watch", "r", "resume", "3", "Compose", "?", "keys"), w))
 	case screenCompose:
 		body = m.composeView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
-		lines = append(lines, fit(keyHint("ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys"), w))
+		lines = append(lines, fit(hints(w, "ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys"), w))
 	case screenQueue:
 		body = m.queueView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
 		lines = append(lines, fit(m.queueHint(), w))
+	case screenLog:
+		body = m.logView(w, h-3)
+		lines = append(lines, padLines(body, w, h-3)...)
+		lines = append(lines, fit(m.logHint(w), w))
 	default:
 		lines = append(lines, m.watchView(w)...)
 	}
 	lines = padLines(lines, w, h)
-	if box := m.overlayBox(); box != nil {
-		lines = overlay(lines, box, w, h)
+	if box := m.overlayBox(); box != nil && withOverlay {
+		lines = overlay(lines, withFlash(box, m.flash, h), w, h)
 	}
 	return strings.Join(lines, "\n")
 }
 
-// topBar: app name, screens, the viewed run's label, status, effort, keys.
+// topBar: app name, screens, the viewed run's id (whole, or not at all),
+// a replay marker, status, effort, the help key. Segments drop by priority
+// when the terminal is narrow; none is cut.
 func (m *Model) topBar(w int) string {
+	// Priorities: the current tab and the status stay longest, then the
+	// replay marker and the run id; the other tabs go right to left.
+	left := []segment{{" Guildhall", 10}}
+	for i, t := range m.tabs() {
+		if m.tabScreen(i) == m.screen {
+			left = append(left, segment{" [" + t + "]", 90})
+		} else {
+			left = append(left, segment{" " + t, 20 - i})
+		}
+	}
+	right := []segment{{" ? help ", 40}}
+	if v := m.view; v != nil && v.id != "" {
+		if m.replaying() {
+			left = append(left, segment{"  ⏮ replay", 80})
+		}
+		left = append(left, segment{"  " + render.SanitizeLine(v.id), 70})
+		right = []segment{{v.status(), 90}, {" · " + render.SanitizeLine(v.effort), 30}, {"  ? help ", 40}}
+	}
+	return styleBar.Render(spread(left, right, w))
+}
+
+// tabs are the screens' names in key order.
+func (m *Model) tabs() []string {
 	tabs := []string{"Watch", "History", "Compose"}
 	if m.opts.Queue != nil {
 		tabs = append(tabs, "Queue")
 	}
-	var b strings.Builder
-	b.WriteString(" Guildhall ")
-	for i, t := range tabs {
-		if screen(i) == m.screen {
-			b.WriteString("[" + t + "]")
-		} else {
-			b.WriteString(" " + t + " ")
-		}
-	}
-	right := " ? help "
-	v := m.view
-	if v != nil && v.id != "" {
-		label := m.runLabel(v)
-		b.WriteString("  " + v.id)
-		if label != "" {
-			b.WriteString(" · " + label)
-		}
-		right = " " + v.status() + " · " + render.SanitizeLine(v.effort) + right
-	}
-	left := b.String()
-	room := w - ansi.StringWidth(right)
-	return styleBar.Render(fit(left, room) + right)
+	return append(tabs, "Log")
 }
 
-// runLabel is the run's one-line label as plain text: its summary, else
-// the first line of its task.
-func (m *Model) runLabel(v *runView) string {
-	if s := m.summaries[v.id]; s != "" {
-		return render.SanitizeLine(s)
+// tabScreen is the screen of the i-th tab.
+func (m *Model) tabScreen(i int) screen {
+	if i == len(m.tabs())-1 {
+		return screenLog
 	}
-	return render.SanitizeLine(firstLine(v.task))
+	return screen(i)
 }
+
+// replaying reports whether the run on screen is a past run read back
+// from its log rather than the session's live one.
+func (m *Model) replaying() bool { return m.view != nil && m.view != m.live }
 
 // healthCopy is the banner's fixed copy per category.
 func healthCopy(h runner.HealthView) string {
@@ -114,6 +130,9 @@ func healthCopy(h runner.HealthView) string {
 }
 
 func (m *Model) banner() string {
+	if m.replaying() {
+		return m.replayBanner()
+	}
 	switch {
 	case len(m.questions) > 0 && m.qHidden:
 		return styleBanner.Render("❓ A question is waiting for you: press a to answer.")
@@ -145,6 +164,25 @@ func (m *Model) banner() string {
 	return ""
 }
 
+// replayBanner labels a replayed run as one, whatever the live run is
+// doing: the live run's banners (a pause, the provider's health, egress)
+// are not this run's and never sit over it. A live question and the
+// latest notice show after the label.
+func (m *Model) replayBanner() string {
+	label := "⏮ Replay of " + render.SanitizeLine(m.view.id) + ", read from its log · b returns to the live run"
+	extra := ""
+	switch {
+	case len(m.questions) > 0:
+		extra = "❓ the live run asks: b, then a"
+	case m.notice != "":
+		extra = m.notice
+	}
+	if extra == "" {
+		return styleBanner.Render(label)
+	}
+	return styleBanner.Render("⏮ Replay") + styleFaint.Render(" · "+extra)
+}
+
 // queuedQuestionsBanner surfaces parked questions like a live one.
 func queuedQuestionsBanner(n int) string {
 	if n == 1 {
@@ -166,45 +204,94 @@ func (m *Model) watchView(w int) []string {
 	v := m.view
 	body := m.lay.bodyH
 	out := []string{m.identityLine(v, w)}
-	if v == nil || v.id == "" {
+	var fl flowLayout
+	switch {
+	case v == nil || v.id == "":
 		out = append(out, padLines([]string{
 			"",
 			"  No run yet.",
 			"",
 			"  " + keyHint("n", "compose a task", "H", "history of this workspace", "?", "every key"),
 		}, w, body)...)
-	} else if m.kind == viewSequence {
+	case m.kind == viewSequence:
 		out = append(out, padLines(renderSequence(v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
-	} else {
-		fl := layoutFlow(v, m.res, w, body)
+	default:
+		fl = layoutFlow(v, m.res, w, body)
 		out = append(out, padLines(renderFlow(v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
 	}
 	// The active role's reply, streaming.
-	header := "── reply "
+	out = append(out, m.paneHeader(v, w))
 	var stream []string
-	if v != nil && v == m.live && v.stream.roleID != "" {
-		if p, ok := v.model.Participant(v.stream.roleID); ok {
-			header = "── " + m.res.ParticipantLabel(p) + " "
-		}
-		stream = v.streamLines(m.lay.streamH)
+	if v != nil && v == m.live && v.stream.roleID != "" && v.stream.width == w {
+		stream = v.stream.lines
 	}
-	out = append(out, styleFaint.Render(fit(header+strings.Repeat("─", w), w)))
 	out = append(out, padLines(stream, w, m.lay.streamH)...)
-	caption := ""
-	if v != nil {
-		caption = render.NowCaption(v.model, m.res)
-		if caption == "" && v.card != nil {
-			caption = "Finished: " + runStatusWord(v) + ". r shows the result."
-		}
-	}
-	out = append(out, fit(styleTitle.Render(caption), w))
-	cost := ""
-	if v != nil {
-		cost = render.CostStrip(v.model).String()
-	}
-	hint := keyHint("tab", m.otherViewName(), "enter", "inspect", "p", "plan", "i", "interrupt", "?", "keys")
-	out = append(out, fit(cost+"  "+hint, w))
+	out = append(out, fit(m.statusLine(v, fl, w), w))
+	out = append(out, m.footer(v, w))
 	return out
+}
+
+// statusLine shows the focused item's full text (the flow node or the
+// sequence message the selection is on), else what the run is doing now.
+func (m *Model) statusLine(v *runView, fl flowLayout, w int) string {
+	if v == nil {
+		return ""
+	}
+	if full := m.focusText(v, fl); full != "" {
+		return styleTitle.Render("▸ ") + full
+	}
+	caption := render.NowCaption(v.model, m.res)
+	if caption == "" && v.card != nil {
+		caption = "Finished: " + runStatusWord(v) + ". r shows the result."
+	}
+	return styleTitle.Render(caption)
+}
+
+// focusText is the whole text of what the selection is on, or "".
+func (m *Model) focusText(v *runView, fl flowLayout) string {
+	if m.kind == viewSequence {
+		if m.seqFollow || len(v.model.Operations) == 0 {
+			return ""
+		}
+		if m.seqSel >= len(v.model.Operations) {
+			return "end · " + runStatusWord(v)
+		}
+		op := v.model.Operations[m.seqSel]
+		src, _ := v.model.Participant(op.Source)
+		dst, _ := v.model.Participant(op.Destination)
+		return fmt.Sprintf("%d · %s", m.seqSel+1, m.res.OperationLabel(op, src, dst))
+	}
+	if m.flowSel == "" {
+		return ""
+	}
+	if i := fl.cellOf(m.flowSel); i >= 0 {
+		return fl.cells[i].full
+	}
+	return ""
+}
+
+// footer: the meters on the left, the keys that act on the right; both
+// drop what does not fit, "? keys" last.
+func (m *Model) footer(v *runView, w int) string {
+	var hints []segment
+	add := func(key, what string, prio int) {
+		hints = append(hints, segment{"  " + keyHint(key, what), prio})
+	}
+	if v != nil && len(v.model.Operations) > 0 {
+		add("tab", m.otherViewName(), 3)
+		add("enter", "inspect", 2)
+	}
+	if v != nil && v.id != "" {
+		add("p", "plan", 1)
+	}
+	if m.runLive() && !m.replaying() {
+		add("i", "interrupt", 2)
+	}
+	if m.replaying() {
+		add("b", "live run", 5)
+	}
+	add("?", "keys", 10)
+	return fit(spread(m.footerMeters(v), hints, w), w)
 }
 
 func (m *Model) otherViewName() string {
@@ -225,7 +312,7 @@ func (m *Model) overlayBox() []string {
 	w := m.overlayWidth()
 	switch {
 	case m.confirm != nil:
-		return boxed("Confirm", []string{m.confirm.prompt, "", keyHint("y", "yes", "n", "no")}, min(w, 70))
+		return m.confirmBox(w)
 	case m.help:
 		return m.helpBox(w)
 	case m.endpoint != nil:
@@ -248,6 +335,8 @@ func (m *Model) overlayBox() []string {
 		return m.drawerBox(w)
 	case m.answerCard != nil:
 		return m.answerBox(w)
+	case m.diff != nil:
+		return m.diffBox(w)
 	case m.showResult && m.view != nil && m.view.card != nil:
 		return m.resultBox(w)
 	case m.plan != nil:
@@ -256,6 +345,15 @@ func (m *Model) overlayBox() []string {
 		return m.pickerBox(w)
 	}
 	return nil
+}
+
+// confirmBox is a yes/no dialog sized to its prompt, which wraps rather
+// than being cut.
+func (m *Model) confirmBox(w int) []string {
+	maxw := min(w, 64)
+	lines := wrapStyled(m.confirm.prompt, maxw-4)
+	lines = append(lines, "", keyHint("y", "yes", "n", "no"))
+	return boxedFit("Confirm", lines, maxw)
 }
 
 // pager cuts a document to the overlay body at scroll.
@@ -275,27 +373,39 @@ func (m *Model) markdown(text string, width int) []string {
 }
 
 func (m *Model) helpBox(w int) []string {
+	h := m.overlayBodyH()
+	two := len(keyHelp()) > h && w >= 90
+	colW := w - 4
+	if two {
+		colW = (w - 4) / 2
+	}
+	// Keys in a column of their own; descriptions wrap beneath it.
+	keyW := min(16, colW/3)
 	var lines []string
 	for _, k := range keyHelp() {
 		if k[1] == "" {
 			lines = append(lines, styleTitle.Render(k[0]))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("  %-16s %s", k[0], k[1]))
+		for i, d := range wrapStyled(k[1], max(8, colW-keyW-4)) {
+			key := ""
+			if i == 0 {
+				key = k[0]
+			}
+			lines = append(lines, "  "+fit(key, keyW)+" "+d)
+		}
 	}
-	h := m.overlayBodyH()
-	if len(lines) > h && w >= 90 {
-		// Two columns when tall.
+	if two {
 		half := (len(lines) + 1) / 2
-		var two []string
+		var out []string
 		for i := 0; i < half; i++ {
 			r := ""
 			if i+half < len(lines) {
 				r = lines[i+half]
 			}
-			two = append(two, fit(lines[i], (w-4)/2)+r)
+			out = append(out, fit(lines[i], colW)+r)
 		}
-		lines = two
+		lines = out
 	}
 	return boxed("Keys · esc closes", pager(lines, m.helpScroll, h), w)
 }
@@ -315,34 +425,72 @@ func (m *Model) questionBox(w int) []string {
 		body = append(body, styleTitle.Render("Previous assistant message (no context was provided)."))
 		body = append(body, m.markdown(q.AssistantText, inner)...)
 	}
-	var opts []string
-	for i, o := range q.Options {
-		line := fmt.Sprintf("%d. %s", i+1, render.SanitizeLine(o.Label))
-		if o.Description != "" {
-			line += styleFaint.Render(" — " + render.SanitizeLine(o.Description))
-		}
-		line = clip(line, inner-2)
-		if i == m.q.opt {
-			opts = append(opts, "▸ "+styleSelected.Render(line))
-		} else {
-			opts = append(opts, "  "+line)
-		}
-	}
-	foot := m.q.editor.Render(!pq.sent)
-	hint := keyHint("enter", "send", "alt+enter", "new line", "↑↓/1-9", "option", "esc", "later")
-	if pq.sent {
-		hint = styleFaint.Render("Sending…")
-	}
-	foot = append(foot, hint)
-	room := max(3, m.lay.height-2-len(head)-len(opts)-len(foot)-2)
-	lines := append(head, pager(body, m.q.scroll, room)...)
-	lines = append(lines, opts...)
-	lines = append(lines, foot...)
+	options := make([]event.Option, len(q.Options))
+	copy(options, q.Options)
+	hint := hints(inner, "enter", "send", "esc", "later", "↑↓/1-9", "option", "alt+enter", "new line")
+	lines := m.answerForm(head, body, options, &m.q, pq.sent, hint, inner)
 	title := "Question"
 	if len(m.questions) > 1 {
 		title += fmt.Sprintf(" (1 of %d)", len(m.questions))
 	}
 	return boxed(title, lines, w)
+}
+
+// answerForm lays out a question modal's inside: the head, the question
+// and its options (which scroll together when the screen is short,
+// keeping the picked option in view), the answer editor and the keys.
+func (m *Model) answerForm(head, body []string, options []event.Option, st *questionState, sent bool, hint string, inner int) []string {
+	opts := m.optionLines(options, st.opt, inner)
+	foot := st.editor.Render(!sent)
+	if sent {
+		hint = styleFaint.Render("Sending…")
+	}
+	foot = append(foot, hint)
+	room := max(2, m.lay.height-2-len(head)-len(foot)-2)
+	doc := append(append([]string(nil), body...), opts.lines...)
+	scroll := st.scroll
+	if st.opt >= 0 && st.followOpt && len(doc) > room {
+		first, last := len(body)+opts.first[st.opt], len(body)+opts.last[st.opt]
+		scroll = max(0, min(first, last-room+2))
+	}
+	lines := append(append([]string(nil), head...), pager(doc, scroll, room)...)
+	return append(lines, foot...)
+}
+
+// optionList is a question's options laid out: each option's label, its
+// description wrapped beneath it, and where each option starts and ends.
+type optionList struct {
+	lines       []string
+	first, last []int
+}
+
+func (m *Model) optionLines(options []event.Option, sel, inner int) optionList {
+	var ol optionList
+	for i, o := range options {
+		ol.first = append(ol.first, len(ol.lines))
+		mark := "  "
+		label := fmt.Sprintf("%d. %s", i+1, render.SanitizeLine(o.Label))
+		if i == sel {
+			mark = "▸ "
+		}
+		for j, l := range wrapStyled(label, inner-2) {
+			if j == 0 && i == sel {
+				l = styleSelected.Render(l)
+			}
+			if j == 0 {
+				ol.lines = append(ol.lines, mark+l)
+			} else {
+				ol.lines = append(ol.lines, "     "+l)
+			}
+		}
+		if d := render.SanitizeLine(o.Description); strings.TrimSpace(d) != "" {
+			for _, l := range wrapStyled(d, inner-5) {
+				ol.lines = append(ol.lines, "     "+styleFaint.Render(l))
+			}
+		}
+		ol.last = append(ol.last, len(ol.lines)-1)
+	}
+	return ol
 }
 
 func (m *Model) interruptBox(w int) []string {
@@ -376,7 +524,7 @@ func (m *Model) interruptBox(w int) []string {
 	lines = append(lines, pager(hist, max(0, len(hist)-room+st.scroll), room)...)
 	lines = append(lines, "")
 	lines = append(lines, st.editor.Render(true)...)
-	lines = append(lines, keyHint("enter", "send", "alt+enter", "new line", "esc", "cancel"))
+	lines = append(lines, hints(inner, "enter", "send", "esc", "cancel", "alt+enter", "new line"))
 	return boxed("Interrupt "+m.live.id, lines, w)
 }
 
@@ -400,48 +548,6 @@ func resultError(v *runView) *event.ErrorInfo {
 		return v.card.Card.Error
 	}
 	return nil
-}
-
-func (m *Model) resultBox(w int) []string {
-	v := m.view
-	inner := w - 4
-	p := v.card
-	lines := []string{styleTitle.Render("Status: ") + statusGlyph(p.Status) + " " + render.SanitizeLine(p.Status)}
-	if p.Card != nil {
-		if strings.TrimSpace(p.Card.Summary) != "" {
-			lines = append(lines, "")
-			lines = append(lines, m.markdown(p.Card.Summary, inner)...)
-		}
-		if len(p.Card.Artifacts) > 0 {
-			lines = append(lines, styleTitle.Render("Artifacts"))
-			for _, a := range p.Card.Artifacts {
-				lines = append(lines, "  "+clip(render.SanitizeLine(a), inner-2))
-			}
-		}
-	}
-	if ei := resultError(v); ei != nil {
-		lines = append(lines, "", styleErr.Render("The run reported an error."))
-		if ei.Message != "" {
-			lines = append(lines, m.markdown(ei.Message, inner)...)
-		}
-		if len(ei.Details) > 0 {
-			if m.resultOpen.details {
-				lines = append(lines, styleTitle.Render("▾ Technical details"))
-				for _, l := range strings.Split(wrapPlain(render.Sanitize(prettyJSON(string(ei.Details))), inner-2), "\n") {
-					lines = append(lines, "  "+l)
-				}
-			} else {
-				lines = append(lines, styleTitle.Render("▸ Technical details")+styleFaint.Render(" (d shows them)"))
-			}
-		}
-	}
-	body := pager(lines, m.resultOpen.scroll, m.overlayBodyH()-1)
-	hint := keyHint("esc", "close", "d", "details", "c", "copy raw")
-	if resultError(v) == nil {
-		hint = keyHint("esc", "close", "H", "history", "n", "new task")
-	}
-	body = append(body, hint)
-	return boxed("Result · "+v.id, body, w)
 }
 
 func statusGlyph(s string) string {
@@ -528,14 +634,61 @@ func (m *Model) inspectorBox(w int) []string {
 		for _, a := range op.Annotations {
 			lines = append(lines, kv("Note", annotationText(a)))
 		}
-		if strings.TrimSpace(op.Details) != "" {
-			lines = append(lines, "", styleTitle.Render("Details"))
-			lines = append(lines, m.markdown(op.Details, inner)...)
-		}
+		lines = append(lines, m.opBody(op, m.inspector.json, inner)...)
 	}
 	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
-	body = append(body, keyHint("↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "esc", "close"))
+	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy"}
+	if opIdx >= 0 && opIdx < len(mod.Operations) {
+		if _, _, ok := mod.OperationPayload(mod.Operations[opIdx].ID); ok {
+			mode := "JSON"
+			if m.inspector.json {
+				mode = "text"
+			}
+			keys = append(keys, "J", mode)
+		}
+	}
+	body = append(body, hints(inner, keys...))
 	return boxed(title, body, w)
+}
+
+// opBody is an operation's details: a tool call's arguments or a tool's
+// result as their text (J shows the JSON), anything else as the details
+// Markdown.
+func (m *Model) opBody(op render.Operation, asJSON bool, inner int) []string {
+	if raw, kind, ok := m.view.model.OperationPayload(op.ID); ok && !asJSON {
+		title := "Result"
+		if kind == "arguments" {
+			title = "Arguments"
+		}
+		text := resultText(raw)
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		out := []string{"", styleTitle.Render(title)}
+		for _, l := range strings.Split(wrapIndented(render.Sanitize(text), inner-2), "\n") {
+			out = append(out, "  "+l)
+		}
+		return out
+	}
+	if strings.TrimSpace(op.Details) == "" {
+		return nil
+	}
+	return append([]string{"", styleTitle.Render("Details")}, m.markdown(op.Details, inner)...)
+}
+
+// opCopy is the text y copies for an operation: what the inspector shows.
+func (m *Model) opCopy(v *runView, idx int, asJSON bool) string {
+	if v == nil || idx < 0 || idx >= len(v.model.Operations) {
+		return ""
+	}
+	op, _ := v.model.OperationDetails(v.model.Operations[idx].ID)
+	if raw, _, ok := v.model.OperationPayload(op.ID); ok {
+		if asJSON {
+			return prettyJSON(raw)
+		}
+		return resultText(raw)
+	}
+	return op.Details
 }
 
 // annotationText is one note on an operation, as plain sanitised text.
@@ -586,10 +739,17 @@ func (m *Model) transcriptBox(w int) []string {
 		lines = t.render(w-4, h)
 	}
 	lines = padLines(lines, w-4, h)
-	foot := keyHint("↑↓ pgup pgdn", "scroll", "/", "search", "n", "next", "esc", "close")
-	if t.searching {
+	mode := "JSON"
+	if t.json {
+		mode = "text"
+	}
+	foot := hints(w-4, "esc", "close", "/", "search", "n N", "next/prev", "J", mode, "y", "copy message", "Y", "copy all")
+	switch {
+	case t.searching:
 		foot = "/" + strings.TrimPrefix(t.search.Render(true)[0], "│ ")
-	} else if t.note != "" {
+	case t.find.query != "":
+		foot = styleTitle.Render(t.find.status()) + "  " + hints(w-4-ansi.StringWidth(t.find.status())-2, "n N", "next/prev", "/", "new search", "esc", "close")
+	case t.note != "":
 		foot = styleFaint.Render(t.note) + "  " + foot
 	}
 	lines = append(lines, foot)

@@ -148,7 +148,7 @@ func TestDemoConsoleAnswersAnInquiry(t *testing.T) {
 	p.keys("Escape")
 	// Once the run has ended there is nothing to interrupt.
 	p.keys("i")
-	p.waitFor("No live run to interrupt.")
+	p.waitFor("there is nothing to interrupt. n composes a follow-up.")
 	p.quit()
 	stderr, _ := os.ReadFile(filepath.Join(p.dir, "stderr"))
 	if !strings.Contains(string(stderr), "demo workspace: ") || !strings.Contains(string(stderr), "run with --keep to keep it") {
