@@ -79,9 +79,10 @@ func TestLabelResolverSanitizesEveryLabel(t *testing.T) {
 	read := Participant{ID: "tool:read_file", Role: "read_file", Kind: KindTool}
 	human := Participant{ID: "human", Role: "human", Kind: KindHuman}
 	call := Operation{ID: "op-1", Kind: OpCall}
-	// The outcome ends in an OSC with no terminator: it may hide the rest
-	// of its own value, not the rest of the label.
-	ret := Operation{ID: "op-2", Kind: OpReturn, Outcome: "ok\x1b[2J\x1bc\x1b]0;pwned", Stack: "main\x1b]0;pwned\x07"}
+	// The outcome ends in an OSC with no terminator: its body stays as
+	// inert text (nothing after a stray ESC is hidden), and it cannot
+	// reach into the rest of the label.
+	ret := Operation{ID: "op-2", Kind: OpReturn, Outcome: "ok\x1b[2J\x1bc\x1b]0;left open", Stack: "main\x1b]0;pwned\x07"}
 	for tier, suffix := range map[Tier]string{TierDetailed: "D", TierFriendly: "F", TierWhimsical: "W"} {
 		r := NewLabelResolver(set, tier)
 		at := func(what string) string { return fmt.Sprintf("%s at %s", what, tier) }
@@ -94,7 +95,7 @@ func TestLabelResolverSanitizesEveryLabel(t *testing.T) {
 		checkLabel(t, at("role name fallback"), r.ParticipantLabel(evilRole), "Reviewer⟪U+202E⟫")
 		checkLabel(t, at("tool call label"), r.OperationLabel(call, coder, read), "Callx"+suffix, "Coderx"+suffix, "Readerx"+suffix)
 		checkLabel(t, at("generic call template"), r.OperationLabel(call, coder, evilRole), "Genx"+suffix, "Coderx"+suffix, "reviewer⟪U+202E⟫")
-		checkLabel(t, at("return template"), r.OperationLabel(ret, read, coder), "Retx"+suffix, " read_file ok main")
+		checkLabel(t, at("return template"), r.OperationLabel(ret, read, coder), "Retx"+suffix, " read_file ok]0;left open main")
 		w, ok := r.WorkingLabel(coder, "op-1")
 		checkLabel(t, at("role working label"), w, "Workx"+suffix, "Coderx"+suffix, " coder coder-1-2")
 		w, _ = r.WorkingLabel(read, "op-1")

@@ -112,8 +112,13 @@ const (
 // introducer. A sequence interrupted by ESC or a C1 control ends just before
 // it, so the caller starts the next sequence there, as a terminal does; a
 // sequence cut off by a rune that cannot belong to it ends before that rune,
-// which the caller then shows as text.
+// which the caller then shows as text. A string (OSC, DCS, SOS, PM, APC)
+// that never ends loses only its introducer's first byte: its body is
+// whatever text follows, and a terminal that never sees a terminator
+// would hide it all, so dropping it would let one stray ESC hide the rest
+// of a message from the operator.
 func skipControl(s string, i int) int {
+	start := i
 	r, n := utf8.DecodeRuneInString(s[i:])
 	st := stEscape
 	switch r {
@@ -183,6 +188,10 @@ func skipControl(s string, i int) int {
 				return i
 			}
 		}
+	}
+	if st == stOSC || st == stString {
+		_, n = utf8.DecodeRuneInString(s[start:])
+		return start + n
 	}
 	return len(s)
 }

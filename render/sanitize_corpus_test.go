@@ -54,8 +54,10 @@ func hostileCorpus() []hostileCase {
 		{"pm", "\x1b^secret\x1b\\ok", "ok"},
 		{"sos", "\x1bXsecret\x1b\\ok", "ok"},
 		// Unterminated and split.
-		{"unterminated osc", "text\x1b]0;title never ends\nmore", "text"},
-		{"unterminated dcs", "text\x1bP1$r", "text"},
+		{"unterminated osc keeps the rest", "text\x1b]0;title never ends\nmore", "text]0;title never ends\nmore"},
+		{"unterminated c1 osc keeps the rest", "text\u009d52;c;never ends", "text52;c;never ends"},
+		{"unterminated dcs keeps the rest", "text\x1bP1$r", "textP1$r"},
+		{"osc cut by another osc", "a\x1b]0;b \x1b]52;c;QQ==\x07c", "ac"},
 		{"unterminated csi", "text\x1b[12;", "text"},
 		{"esc at end", "text\x1b", "text"},
 		{"c1 csi at end", "text\u009b", "text"},

@@ -52,7 +52,9 @@ func TestSanitizeStreamedChunks(t *testing.T) {
 		want   string
 	}{
 		{[]string{"abc\x1b", "[2Jdef"}, "abc[2Jdef"},
-		{[]string{"abc\x1b]0;ti", "tle\x07def"}, "abctledef"},
+		// A chunk that ends inside an OSC shows its body as inert text; the
+		// next chunk cannot finish the sequence.
+		{[]string{"abc\x1b]0;ti", "tle\x07def"}, "abc]0;titledef"},
 		{[]string{"x\r", "\ny"}, "x\n\ny"},
 		{[]string{"\xe2\x80", "\xaeafter"}, "\uFFFD\uFFFD\uFFFDafter"},
 	}
