@@ -1,11 +1,11 @@
 package tools
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"path"
-	"time"
+
+	"github.com/guildhall/guildhall/internal/memfile"
 )
 
 // ReadFile reads the regular file at p (workspace-relative) through the
@@ -66,27 +66,5 @@ func (c *configFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &memFile{name: path.Base(name), Reader: bytes.NewReader(data), size: int64(len(data))}, nil
+	return memfile.New(name, data), nil
 }
-
-// memFile is a file read whole into memory.
-type memFile struct {
-	name string
-	size int64
-	*bytes.Reader
-}
-
-func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f.name, f.size}, nil }
-func (f *memFile) Close() error               { return nil }
-
-type memInfo struct {
-	name string
-	size int64
-}
-
-func (i memInfo) Name() string       { return i.name }
-func (i memInfo) Size() int64        { return i.size }
-func (i memInfo) Mode() fs.FileMode  { return 0o444 }
-func (i memInfo) ModTime() time.Time { return time.Time{} }
-func (i memInfo) IsDir() bool        { return false }
-func (i memInfo) Sys() any           { return nil }

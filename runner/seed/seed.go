@@ -13,7 +13,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/guildhall/guildhall/internal/memfile"
 )
 
 //go:embed all:guild all:demo all:compact
@@ -92,7 +93,7 @@ type layered struct {
 
 func (l layered) Open(name string) (fs.File, error) {
 	if b, ok := l.over[name]; ok {
-		return &memFile{name: path.Base(name), Reader: bytes.NewReader(b), size: int64(len(b))}, nil
+		return memfile.New(name, b), nil
 	}
 	return l.base.Open(name)
 }
@@ -103,28 +104,6 @@ func (l layered) ReadFile(name string) ([]byte, error) {
 	}
 	return fs.ReadFile(l.base, name)
 }
-
-// memFile is one file of layered's own.
-type memFile struct {
-	*bytes.Reader
-	name string
-	size int64
-}
-
-func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f.name, f.size}, nil }
-func (f *memFile) Close() error               { return nil }
-
-type memInfo struct {
-	name string
-	size int64
-}
-
-func (i memInfo) Name() string       { return i.name }
-func (i memInfo) Size() int64        { return i.size }
-func (i memInfo) Mode() fs.FileMode  { return 0o444 }
-func (i memInfo) ModTime() time.Time { return time.Time{} }
-func (i memInfo) IsDir() bool        { return false }
-func (i memInfo) Sys() any           { return nil }
 
 // DemoWorkspace is the sample project the demo works on.
 func DemoWorkspace() fs.FS { return sub("demo/workspace") }
