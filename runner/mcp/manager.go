@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -344,6 +345,11 @@ func (s *server) call(ctx context.Context, c *conn, tool string, args json.RawMe
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := c.callTool(cctx, tool, args)
+	if err != nil && ctx.Err() == nil && isConnectionError(err) {
+		// A stdio server that exits breaks its pipe before its exit status
+		// is known: wait for the status, so the message names it.
+		c.awaitExit()
+	}
 	full := s.name + "." + tool
 	switch {
 	case err == nil:
@@ -387,10 +393,12 @@ func isConnectionError(err error) bool {
 	}
 	var ue *url.Error
 	var ne net.Error
-	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed) ||
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &ue) || errors.As(err, &ne) {
 		return true
 	}
-	// The streamable client reports a session the server dropped in words.
-	return strings.Contains(err.Error(), "broken session")
+	// The streamable client reports a session the server dropped in words,
+	// and the SDK does not wrap the error of a pipe closed under it.
+	msg := err.Error()
+	return strings.Contains(msg, "broken session") || strings.Contains(msg, os.ErrClosed.Error())
 }
