@@ -21,174 +21,174 @@ func caddyfileCommonRules() Rules {
 		"site_block_common": {
 			Include("site_body"),
 			// Any other directive
-			{`[^\s#]+`, Keyword, Push("directive")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("directive")},
 			Include("base"),
 		},
 		"site_body": {
 			// Import keyword
-			{`\b(import|invoke)\b( [^\s#]+)`, ByGroups(Keyword, Text), Push("subdirective")},
+			{Pattern: `\b(import|invoke)\b( [^\s#]+)`, Type: ByGroups(Keyword, Text), Mutator: Push("subdirective")},
 			// Matcher definition
-			{`@[^\s]+(?=\s)`, NameDecorator, Push("matcher")},
+			{Pattern: `@[^\s]+(?=\s)`, Type: NameDecorator, Mutator: Push("matcher")},
 			// Matcher token stub for docs
-			{`\[\<matcher\>\]`, NameDecorator, Push("matcher")},
+			{Pattern: `\[\<matcher\>\]`, Type: NameDecorator, Mutator: Push("matcher")},
 			// These cannot have matchers but may have things that look like
 			// matchers in their arguments, so we just parse as a subdirective.
-			{`\b(try_files|tls|log|bind)\b`, Keyword, Push("subdirective")},
+			{Pattern: `\b(try_files|tls|log|bind)\b`, Type: Keyword, Mutator: Push("subdirective")},
 			// These are special, they can nest more directives
-			{`\b(handle_errors|handle_path|handle_response|replace_status|handle|route)\b`, Keyword, Push("nested_directive")},
+			{Pattern: `\b(handle_errors|handle_path|handle_response|replace_status|handle|route)\b`, Type: Keyword, Mutator: Push("nested_directive")},
 			// uri directive has special syntax
-			{`\b(uri)\b`, Keyword, Push("uri_directive")},
+			{Pattern: `\b(uri)\b`, Type: Keyword, Mutator: Push("uri_directive")},
 		},
 		"matcher": {
-			{`\{`, Punctuation, Push("block")},
+			{Pattern: `\{`, Type: Punctuation, Mutator: Push("block")},
 			// Not can be one-liner
-			{`not`, Keyword, Push("deep_not_matcher")},
+			{Pattern: `not`, Type: Keyword, Mutator: Push("deep_not_matcher")},
 			// Heredoc for CEL expression
 			Include("heredoc"),
 			// Backtick for CEL expression
-			{"`", StringBacktick, Push("backticks")},
+			{Pattern: "`", Type: StringBacktick, Mutator: Push("backticks")},
 			// Any other same-line matcher
-			{`[^\s#]+`, Keyword, Push("arguments")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("arguments")},
 			// Terminators
-			{`\s*\n`, Text, Pop(1)},
-			{`\}`, Punctuation, Pop(1)},
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(1)},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(1)},
 			Include("base"),
 		},
 		"block": {
-			{`\}`, Punctuation, Pop(2)},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(2)},
 			// Using double quotes doesn't stop at spaces
-			{`"`, StringDouble, Push("double_quotes")},
+			{Pattern: `"`, Type: StringDouble, Mutator: Push("double_quotes")},
 			// Using backticks doesn't stop at spaces
-			{"`", StringBacktick, Push("backticks")},
+			{Pattern: "`", Type: StringBacktick, Mutator: Push("backticks")},
 			// Not can be one-liner
-			{`not`, Keyword, Push("not_matcher")},
+			{Pattern: `not`, Type: Keyword, Mutator: Push("not_matcher")},
 			// Directives & matcher definitions
 			Include("site_body"),
 			// Any directive
-			{`[^\s#]+`, Keyword, Push("subdirective")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("subdirective")},
 			Include("base"),
 		},
 		"nested_block": {
-			{`\}`, Punctuation, Pop(2)},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(2)},
 			// Using double quotes doesn't stop at spaces
-			{`"`, StringDouble, Push("double_quotes")},
+			{Pattern: `"`, Type: StringDouble, Mutator: Push("double_quotes")},
 			// Using backticks doesn't stop at spaces
-			{"`", StringBacktick, Push("backticks")},
+			{Pattern: "`", Type: StringBacktick, Mutator: Push("backticks")},
 			// Not can be one-liner
-			{`not`, Keyword, Push("not_matcher")},
+			{Pattern: `not`, Type: Keyword, Mutator: Push("not_matcher")},
 			// Directives & matcher definitions
 			Include("site_body"),
 			// Any other subdirective
-			{`[^\s#]+`, Keyword, Push("directive")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("directive")},
 			Include("base"),
 		},
 		"not_matcher": {
-			{`\}`, Punctuation, Pop(2)},
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{`[^\s#]+`, Keyword, Push("arguments")},
-			{`\s+`, Text, nil},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(2)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("arguments")},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
 		},
 		"deep_not_matcher": {
-			{`\}`, Punctuation, Pop(2)},
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{`[^\s#]+`, Keyword, Push("deep_subdirective")},
-			{`\s+`, Text, nil},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(2)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("deep_subdirective")},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
 		},
 		"directive": {
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{caddyfileMatcherTokenRegexp, NameDecorator, Push("arguments")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(1)},
-			{`\s*\n`, Text, Pop(1)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: caddyfileMatcherTokenRegexp, Type: NameDecorator, Mutator: Push("arguments")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(1)},
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(1)},
 			Include("base"),
 		},
 		"nested_directive": {
-			{`\{(?=\s)`, Punctuation, Push("nested_block")},
-			{caddyfileMatcherTokenRegexp, NameDecorator, Push("nested_arguments")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(1)},
-			{`\s*\n`, Text, Pop(1)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("nested_block")},
+			{Pattern: caddyfileMatcherTokenRegexp, Type: NameDecorator, Mutator: Push("nested_arguments")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(1)},
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(1)},
 			Include("base"),
 		},
 		"subdirective": {
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(1)},
-			{`\s*\n`, Text, Pop(1)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(1)},
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(1)},
 			Include("base"),
 		},
 		"arguments": {
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(2)},
-			{`\\\n`, Text, nil}, // Skip escaped newlines
-			{`\s*\n`, Text, Pop(2)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(2)},
+			{Pattern: `\\\n`, Type: Text, Mutator: nil}, // Skip escaped newlines
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(2)},
 			Include("base"),
 		},
 		"nested_arguments": {
-			{`\{(?=\s)`, Punctuation, Push("nested_block")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(2)},
-			{`\\\n`, Text, nil}, // Skip escaped newlines
-			{`\s*\n`, Text, Pop(2)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("nested_block")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(2)},
+			{Pattern: `\\\n`, Type: Text, Mutator: nil}, // Skip escaped newlines
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(2)},
 			Include("base"),
 		},
 		"deep_subdirective": {
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(3)},
-			{`\s*\n`, Text, Pop(3)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(3)},
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(3)},
 			Include("base"),
 		},
 		"uri_directive": {
-			{`\{(?=\s)`, Punctuation, Push("block")},
-			{caddyfileMatcherTokenRegexp, NameDecorator, nil},
-			{`(strip_prefix|strip_suffix|replace|path_regexp)`, NameConstant, Push("arguments")},
-			{caddyfileCommentRegexp, CommentSingle, Pop(1)},
-			{`\s*\n`, Text, Pop(1)},
+			{Pattern: `\{(?=\s)`, Type: Punctuation, Mutator: Push("block")},
+			{Pattern: caddyfileMatcherTokenRegexp, Type: NameDecorator, Mutator: nil},
+			{Pattern: `(strip_prefix|strip_suffix|replace|path_regexp)`, Type: NameConstant, Mutator: Push("arguments")},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: Pop(1)},
+			{Pattern: `\s*\n`, Type: Text, Mutator: Pop(1)},
 			Include("base"),
 		},
 		"double_quotes": {
 			Include("placeholder"),
-			{`\\"`, StringDouble, nil},
-			{`[^"]`, StringDouble, nil},
-			{`"`, StringDouble, Pop(1)},
+			{Pattern: `\\"`, Type: StringDouble, Mutator: nil},
+			{Pattern: `[^"]`, Type: StringDouble, Mutator: nil},
+			{Pattern: `"`, Type: StringDouble, Mutator: Pop(1)},
 		},
 		"backticks": {
 			Include("placeholder"),
-			{"\\\\`", StringBacktick, nil},
-			{"[^`]", StringBacktick, nil},
-			{"`", StringBacktick, Pop(1)},
+			{Pattern: "\\\\`", Type: StringBacktick, Mutator: nil},
+			{Pattern: "[^`]", Type: StringBacktick, Mutator: nil},
+			{Pattern: "`", Type: StringBacktick, Mutator: Pop(1)},
 		},
 		"optional": {
 			// Docs syntax for showing optional parts with [ ]
-			{`\[`, Punctuation, Push("optional")},
+			{Pattern: `\[`, Type: Punctuation, Mutator: Push("optional")},
 			Include("name_constants"),
-			{`\|`, Punctuation, nil},
-			{`[^\[\]\|]+`, String, nil},
-			{`\]`, Punctuation, Pop(1)},
+			{Pattern: `\|`, Type: Punctuation, Mutator: nil},
+			{Pattern: `[^\[\]\|]+`, Type: String, Mutator: nil},
+			{Pattern: `\]`, Type: Punctuation, Mutator: Pop(1)},
 		},
 		"heredoc": {
-			{`(<<([a-zA-Z0-9_-]+))(\n(.*|\n)*)(\s*)(\2)`, ByGroups(StringHeredoc, nil, String, String, String, StringHeredoc), nil},
+			{Pattern: `(<<([a-zA-Z0-9_-]+))(\n(.*|\n)*)(\s*)(\2)`, Type: ByGroups(StringHeredoc, nil, String, String, String, StringHeredoc), Mutator: nil},
 		},
 		"name_constants": {
-			{`\b(most_recently_modified|largest_size|smallest_size|first_exist|internal|disable_redirects|ignore_loaded_certs|disable_certs|private_ranges|first|last|before|after|on|off)\b(\||(?=\]|\s|$))`, ByGroups(NameConstant, Punctuation), nil},
+			{Pattern: `\b(most_recently_modified|largest_size|smallest_size|first_exist|internal|disable_redirects|ignore_loaded_certs|disable_certs|private_ranges|first|last|before|after|on|off)\b(\||(?=\]|\s|$))`, Type: ByGroups(NameConstant, Punctuation), Mutator: nil},
 		},
 		"placeholder": {
 			// Placeholder with dots, colon for default value, brackets for args[0:]
-			{`\{[\w+.\[\]\:\$-]+\}`, StringEscape, nil},
+			{Pattern: `\{[\w+.\[\]\:\$-]+\}`, Type: StringEscape, Mutator: nil},
 			// Handle opening brackets with no matching closing one
-			{`\{[^\}\s]*\b`, String, nil},
+			{Pattern: `\{[^\}\s]*\b`, Type: String, Mutator: nil},
 		},
 		"base": {
-			{caddyfileCommentRegexp, CommentSingle, nil},
-			{`\[\<matcher\>\]`, NameDecorator, nil},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: nil},
+			{Pattern: `\[\<matcher\>\]`, Type: NameDecorator, Mutator: nil},
 			Include("name_constants"),
 			Include("heredoc"),
-			{`(https?://)?([a-z0-9.-]+)(:)([0-9]+)([^\s]*)`, ByGroups(Name, Name, Punctuation, NumberInteger, Name), nil},
-			{`\[`, Punctuation, Push("optional")},
-			{"`", StringBacktick, Push("backticks")},
-			{`"`, StringDouble, Push("double_quotes")},
+			{Pattern: `(https?://)?([a-z0-9.-]+)(:)([0-9]+)([^\s]*)`, Type: ByGroups(Name, Name, Punctuation, NumberInteger, Name), Mutator: nil},
+			{Pattern: `\[`, Type: Punctuation, Mutator: Push("optional")},
+			{Pattern: "`", Type: StringBacktick, Mutator: Push("backticks")},
+			{Pattern: `"`, Type: StringDouble, Mutator: Push("double_quotes")},
 			Include("placeholder"),
-			{`[a-z-]+/[a-z-+]+`, String, nil},
-			{`[0-9]+([smhdk]|ns|us|µs|ms)?\b`, NumberInteger, nil},
-			{`[^\s\n#\{]+`, String, nil},
-			{`/[^\s#]*`, Name, nil},
-			{`\s+`, Text, nil},
+			{Pattern: `[a-z-]+/[a-z-+]+`, Type: String, Mutator: nil},
+			{Pattern: `[0-9]+([smhdk]|ns|us|µs|ms)?\b`, Type: NumberInteger, Mutator: nil},
+			{Pattern: `[^\s\n#\{]+`, Type: String, Mutator: nil},
+			{Pattern: `/[^\s#]*`, Type: Name, Mutator: nil},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
 		},
 	}
 }
@@ -207,48 +207,48 @@ var Caddyfile = Register(MustNewLexer(
 func caddyfileRules() Rules {
 	return Rules{
 		"root": {
-			{caddyfileCommentRegexp, CommentSingle, nil},
+			{Pattern: caddyfileCommentRegexp, Type: CommentSingle, Mutator: nil},
 			// Global options block
-			{`^\s*(\{)\s*$`, ByGroups(Punctuation), Push("globals")},
+			{Pattern: `^\s*(\{)\s*$`, Type: ByGroups(Punctuation), Mutator: Push("globals")},
 			// Top level import
-			{`(import)(\s+)([^\s]+)`, ByGroups(Keyword, Text, NameVariableMagic), nil},
+			{Pattern: `(import)(\s+)([^\s]+)`, Type: ByGroups(Keyword, Text, NameVariableMagic), Mutator: nil},
 			// Snippets
-			{`(&?\([^\s#]+\))(\s*)(\{)`, ByGroups(NameVariableAnonymous, Text, Punctuation), Push("snippet")},
+			{Pattern: `(&?\([^\s#]+\))(\s*)(\{)`, Type: ByGroups(NameVariableAnonymous, Text, Punctuation), Mutator: Push("snippet")},
 			// Site label
-			{`[^#{(\s,]+`, GenericHeading, Push("label")},
+			{Pattern: `[^#{(\s,]+`, Type: GenericHeading, Mutator: Push("label")},
 			// Site label with placeholder
-			{`\{[\w+.\[\]\:\$-]+\}`, StringEscape, Push("label")},
-			{`\s+`, Text, nil},
+			{Pattern: `\{[\w+.\[\]\:\$-]+\}`, Type: StringEscape, Mutator: Push("label")},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
 		},
 		"globals": {
-			{`\}`, Punctuation, Pop(1)},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(1)},
 			// Global options are parsed as subdirectives (no matcher)
-			{`[^\s#]+`, Keyword, Push("subdirective")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("subdirective")},
 			Include("base"),
 		},
 		"snippet": {
-			{`\}`, Punctuation, Pop(1)},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(1)},
 			Include("site_body"),
 			// Any other directive
-			{`[^\s#]+`, Keyword, Push("directive")},
+			{Pattern: `[^\s#]+`, Type: Keyword, Mutator: Push("directive")},
 			Include("base"),
 		},
 		"label": {
 			// Allow multiple labels, comma separated, newlines after
 			// a comma means another label is coming
-			{`,\s*\n?`, Text, nil},
-			{` `, Text, nil},
+			{Pattern: `,\s*\n?`, Type: Text, Mutator: nil},
+			{Pattern: ` `, Type: Text, Mutator: nil},
 			// Site label with placeholder
 			Include("placeholder"),
 			// Site label
-			{`[^#{(\s,]+`, GenericHeading, nil},
+			{Pattern: `[^#{(\s,]+`, Type: GenericHeading, Mutator: nil},
 			// Comment after non-block label (hack because comments end in \n)
-			{`#.*\n`, CommentSingle, Push("site_block")},
+			{Pattern: `#.*\n`, Type: CommentSingle, Mutator: Push("site_block")},
 			// Note: if \n, we'll never pop out of the site_block, it's valid
-			{`\{(?=\s)|\n`, Punctuation, Push("site_block")},
+			{Pattern: `\{(?=\s)|\n`, Type: Punctuation, Mutator: Push("site_block")},
 		},
 		"site_block": {
-			{`\}`, Punctuation, Pop(2)},
+			{Pattern: `\}`, Type: Punctuation, Mutator: Pop(2)},
 			Include("site_block_common"),
 		},
 	}.Merge(caddyfileCommonRules())

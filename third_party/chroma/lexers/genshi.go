@@ -18,22 +18,22 @@ var GenshiText = Register(MustNewLexer(
 func genshiTextRules() Rules {
 	return Rules{
 		"root": {
-			{`[^#$\s]+`, Other, nil},
-			{`^(\s*)(##.*)$`, ByGroups(Text, Comment), nil},
-			{`^(\s*)(#)`, ByGroups(Text, CommentPreproc), Push("directive")},
+			{Pattern: `[^#$\s]+`, Type: Other, Mutator: nil},
+			{Pattern: `^(\s*)(##.*)$`, Type: ByGroups(Text, Comment), Mutator: nil},
+			{Pattern: `^(\s*)(#)`, Type: ByGroups(Text, CommentPreproc), Mutator: Push("directive")},
 			Include("variable"),
-			{`[#$\s]`, Other, nil},
+			{Pattern: `[#$\s]`, Type: Other, Mutator: nil},
 		},
 		"directive": {
-			{`\n`, Text, Pop(1)},
-			{`(?:def|for|if)\s+.*`, Using("Python"), Pop(1)},
-			{`(choose|when|with)([^\S\n]+)(.*)`, ByGroups(Keyword, Text, Using("Python")), Pop(1)},
-			{`(choose|otherwise)\b`, Keyword, Pop(1)},
-			{`(end\w*)([^\S\n]*)(.*)`, ByGroups(Keyword, Text, Comment), Pop(1)},
+			{Pattern: `\n`, Type: Text, Mutator: Pop(1)},
+			{Pattern: `(?:def|for|if)\s+.*`, Type: Using("Python"), Mutator: Pop(1)},
+			{Pattern: `(choose|when|with)([^\S\n]+)(.*)`, Type: ByGroups(Keyword, Text, Using("Python")), Mutator: Pop(1)},
+			{Pattern: `(choose|otherwise)\b`, Type: Keyword, Mutator: Pop(1)},
+			{Pattern: `(end\w*)([^\S\n]*)(.*)`, Type: ByGroups(Keyword, Text, Comment), Mutator: Pop(1)},
 		},
 		"variable": {
-			{`(?<!\$)(\$\{)(.+?)(\})`, ByGroups(CommentPreproc, Using("Python"), CommentPreproc), nil},
-			{`(?<!\$)(\$)([a-zA-Z_][\w.]*)`, NameVariable, nil},
+			{Pattern: `(?<!\$)(\$\{)(.+?)(\})`, Type: ByGroups(CommentPreproc, Using("Python"), CommentPreproc), Mutator: nil},
+			{Pattern: `(?<!\$)(\$)([a-zA-Z_][\w.]*)`, Type: NameVariable, Mutator: nil},
 		},
 	}
 }
@@ -67,52 +67,52 @@ var Genshi = Register(MustNewLexer(
 func genshiMarkupRules() Rules {
 	return Rules{
 		"root": {
-			{`[^<$]+`, Other, nil},
-			{`(<\?python)(.*?)(\?>)`, ByGroups(CommentPreproc, Using("Python"), CommentPreproc), nil},
-			{`<\s*(script|style)\s*.*?>.*?<\s*/\1\s*>`, Other, nil},
-			{`<\s*py:[a-zA-Z0-9]+`, NameTag, Push("pytag")},
-			{`<\s*[a-zA-Z0-9:.]+`, NameTag, Push("tag")},
+			{Pattern: `[^<$]+`, Type: Other, Mutator: nil},
+			{Pattern: `(<\?python)(.*?)(\?>)`, Type: ByGroups(CommentPreproc, Using("Python"), CommentPreproc), Mutator: nil},
+			{Pattern: `<\s*(script|style)\s*.*?>.*?<\s*/\1\s*>`, Type: Other, Mutator: nil},
+			{Pattern: `<\s*py:[a-zA-Z0-9]+`, Type: NameTag, Mutator: Push("pytag")},
+			{Pattern: `<\s*[a-zA-Z0-9:.]+`, Type: NameTag, Mutator: Push("tag")},
 			Include("variable"),
-			{`[<$]`, Other, nil},
+			{Pattern: `[<$]`, Type: Other, Mutator: nil},
 		},
 		"pytag": {
-			{`\s+`, Text, nil},
-			{`[\w:-]+\s*=`, NameAttribute, Push("pyattr")},
-			{`/?\s*>`, NameTag, Pop(1)},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
+			{Pattern: `[\w:-]+\s*=`, Type: NameAttribute, Mutator: Push("pyattr")},
+			{Pattern: `/?\s*>`, Type: NameTag, Mutator: Pop(1)},
 		},
 		"pyattr": {
-			{`(")(.*?)(")`, ByGroups(LiteralString, Using("Python"), LiteralString), Pop(1)},
-			{`(')(.*?)(')`, ByGroups(LiteralString, Using("Python"), LiteralString), Pop(1)},
-			{`[^\s>]+`, LiteralString, Pop(1)},
+			{Pattern: `(")(.*?)(")`, Type: ByGroups(LiteralString, Using("Python"), LiteralString), Mutator: Pop(1)},
+			{Pattern: `(')(.*?)(')`, Type: ByGroups(LiteralString, Using("Python"), LiteralString), Mutator: Pop(1)},
+			{Pattern: `[^\s>]+`, Type: LiteralString, Mutator: Pop(1)},
 		},
 		"tag": {
-			{`\s+`, Text, nil},
-			{`py:[\w-]+\s*=`, NameAttribute, Push("pyattr")},
-			{`[\w:-]+\s*=`, NameAttribute, Push("attr")},
-			{`/?\s*>`, NameTag, Pop(1)},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
+			{Pattern: `py:[\w-]+\s*=`, Type: NameAttribute, Mutator: Push("pyattr")},
+			{Pattern: `[\w:-]+\s*=`, Type: NameAttribute, Mutator: Push("attr")},
+			{Pattern: `/?\s*>`, Type: NameTag, Mutator: Pop(1)},
 		},
 		"attr": {
-			{`"`, LiteralString, Push("attr-dstring")},
-			{`'`, LiteralString, Push("attr-sstring")},
-			{`[^\s>]*`, LiteralString, Pop(1)},
+			{Pattern: `"`, Type: LiteralString, Mutator: Push("attr-dstring")},
+			{Pattern: `'`, Type: LiteralString, Mutator: Push("attr-sstring")},
+			{Pattern: `[^\s>]*`, Type: LiteralString, Mutator: Pop(1)},
 		},
 		"attr-dstring": {
-			{`"`, LiteralString, Pop(1)},
+			{Pattern: `"`, Type: LiteralString, Mutator: Pop(1)},
 			Include("strings"),
-			{`'`, LiteralString, nil},
+			{Pattern: `'`, Type: LiteralString, Mutator: nil},
 		},
 		"attr-sstring": {
-			{`'`, LiteralString, Pop(1)},
+			{Pattern: `'`, Type: LiteralString, Mutator: Pop(1)},
 			Include("strings"),
-			{`'`, LiteralString, nil},
+			{Pattern: `'`, Type: LiteralString, Mutator: nil},
 		},
 		"strings": {
-			{`[^"'$]+`, LiteralString, nil},
+			{Pattern: `[^"'$]+`, Type: LiteralString, Mutator: nil},
 			Include("variable"),
 		},
 		"variable": {
-			{`(?<!\$)(\$\{)(.+?)(\})`, ByGroups(CommentPreproc, Using("Python"), CommentPreproc), nil},
-			{`(?<!\$)(\$)([a-zA-Z_][\w\.]*)`, NameVariable, nil},
+			{Pattern: `(?<!\$)(\$\{)(.+?)(\})`, Type: ByGroups(CommentPreproc, Using("Python"), CommentPreproc), Mutator: nil},
+			{Pattern: `(?<!\$)(\$)([a-zA-Z_][\w\.]*)`, Type: NameVariable, Mutator: nil},
 		},
 	}
 }

@@ -576,183 +576,183 @@ func rakuRules() Rules {
 	return Rules{
 		"root": {
 			// Placeholder, will be overwritten by mutators, DO NOT REMOVE!
-			{`\A\z`, nil, nil},
+			{Pattern: `\A\z`, Type: nil, Mutator: nil},
 			Include("common"),
-			{`{`, Punctuation, Push(`root`)},
-			{`\(`, Punctuation, Push(`root`)},
-			{`[)}]`, Punctuation, Pop(1)},
-			{`;`, Punctuation, nil},
-			{`\[|\]`, Operator, nil},
-			{`.+?`, Text, nil},
+			{Pattern: `{`, Type: Punctuation, Mutator: Push(`root`)},
+			{Pattern: `\(`, Type: Punctuation, Mutator: Push(`root`)},
+			{Pattern: `[)}]`, Type: Punctuation, Mutator: Pop(1)},
+			{Pattern: `;`, Type: Punctuation, Mutator: nil},
+			{Pattern: `\[|\]`, Type: Operator, Mutator: nil},
+			{Pattern: `.+?`, Type: Text, Mutator: nil},
 		},
 		"common": {
-			{`^#![^\n]*$`, CommentHashbang, nil},
+			{Pattern: `^#![^\n]*$`, Type: CommentHashbang, Mutator: nil},
 			Include("pod"),
 			// Multi-line, Embedded comment
 			{
-				"#`(?<opening_delimiters>(?<delimiter>" + bracketsPattern + `)\k<delimiter>*)`,
-				CommentMultiline,
-				findBrackets(rakuMultilineComment),
+				Pattern: "#`(?<opening_delimiters>(?<delimiter>" + bracketsPattern + `)\k<delimiter>*)`,
+				Type:    CommentMultiline,
+				Mutator: findBrackets(rakuMultilineComment),
 			},
-			{`#[^\n]*$`, CommentSingle, nil},
+			{Pattern: `#[^\n]*$`, Type: CommentSingle, Mutator: nil},
 			// /regex/
 			{
-				`(?<=(?:^|\(|=|:|~~|\[|{|,|=>)\s*)(/)(?!\]|\))((?:\\\\|\\/|.)*?)((?<!(?<!\\)\\)/(?!'|"))`,
-				ByGroups(Punctuation, UsingSelf("regex"), Punctuation),
-				nil,
+				Pattern: `(?<=(?:^|\(|=|:|~~|\[|{|,|=>)\s*)(/)(?!\]|\))((?:\\\\|\\/|.)*?)((?<!(?<!\\)\\)/(?!'|"))`,
+				Type:    ByGroups(Punctuation, UsingSelf("regex"), Punctuation),
+				Mutator: nil,
 			},
 			Include("variable"),
 			// ::?VARIABLE
-			{`::\?\w+(?::[_UD])?`, NameVariableGlobal, nil},
+			{Pattern: `::\?\w+(?::[_UD])?`, Type: NameVariableGlobal, Mutator: nil},
 			// Version
 			{
-				`\b(v)(\d+)((?:\.(?:\*|[\d\w]+))*)(\+)?`,
-				ByGroups(Keyword, NumberInteger, NameEntity, Operator),
-				nil,
+				Pattern: `\b(v)(\d+)((?:\.(?:\*|[\d\w]+))*)(\+)?`,
+				Type:    ByGroups(Keyword, NumberInteger, NameEntity, Operator),
+				Mutator: nil,
 			},
 			Include("number"),
 			// Hyperoperator | »*«
-			{`(>>)(\S+?)(<<)`, ByGroups(Operator, UsingSelf("root"), Operator), nil},
-			{`(»)(\S+?)(«)`, ByGroups(Operator, UsingSelf("root"), Operator), nil},
+			{Pattern: `(>>)(\S+?)(<<)`, Type: ByGroups(Operator, UsingSelf("root"), Operator), Mutator: nil},
+			{Pattern: `(»)(\S+?)(«)`, Type: ByGroups(Operator, UsingSelf("root"), Operator), Mutator: nil},
 			// Hyperoperator | «*«
-			{`(<<)(\S+?)(<<)`, ByGroups(Operator, UsingSelf("root"), Operator), nil},
-			{`(«)(\S+?)(«)`, ByGroups(Operator, UsingSelf("root"), Operator), nil},
+			{Pattern: `(<<)(\S+?)(<<)`, Type: ByGroups(Operator, UsingSelf("root"), Operator), Mutator: nil},
+			{Pattern: `(«)(\S+?)(«)`, Type: ByGroups(Operator, UsingSelf("root"), Operator), Mutator: nil},
 			// Hyperoperator | »*»
-			{`(>>)(\S+?)(>>)`, ByGroups(Operator, UsingSelf("root"), Operator), nil},
-			{`(»)(\S+?)(»)`, ByGroups(Operator, UsingSelf("root"), Operator), nil},
+			{Pattern: `(>>)(\S+?)(>>)`, Type: ByGroups(Operator, UsingSelf("root"), Operator), Mutator: nil},
+			{Pattern: `(»)(\S+?)(»)`, Type: ByGroups(Operator, UsingSelf("root"), Operator), Mutator: nil},
 			// <<quoted words>>
-			{`(?<!(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+\s+|[\])}]\s+)\s*)(<<)(?!(?:(?!>>)[^\n])+?[},;] *\n)(?!(?:(?!>>).)+?>>\S+?>>)`, Punctuation, Push("<<")},
+			{Pattern: `(?<!(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+\s+|[\])}]\s+)\s*)(<<)(?!(?:(?!>>)[^\n])+?[},;] *\n)(?!(?:(?!>>).)+?>>\S+?>>)`, Type: Punctuation, Mutator: Push("<<")},
 			// «quoted words»
-			{`(?<!(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+\s+|[\])}]\s+)\s*)(«)(?![^»]+?[},;] *\n)(?![^»]+?»\S+?»)`, Punctuation, Push("«")},
+			{Pattern: `(?<!(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+\s+|[\])}]\s+)\s*)(«)(?![^»]+?[},;] *\n)(?![^»]+?»\S+?»)`, Type: Punctuation, Mutator: Push("«")},
 			// [<]
-			{`(?<=\[\\?)<(?=\])`, Operator, nil},
+			{Pattern: `(?<=\[\\?)<(?=\])`, Type: Operator, Mutator: nil},
 			// < and > operators | something < onething > something
 			{
-				`(?<=[$@%&]?\w[\w':-]* +)(<=?)( *[^ ]+? *)(>=?)(?= *[$@%&]?\w[\w':-]*)`,
-				ByGroups(Operator, UsingSelf("root"), Operator),
-				nil,
+				Pattern: `(?<=[$@%&]?\w[\w':-]* +)(<=?)( *[^ ]+? *)(>=?)(?= *[$@%&]?\w[\w':-]*)`,
+				Type:    ByGroups(Operator, UsingSelf("root"), Operator),
+				Mutator: nil,
 			},
 			// <quoted words>
 			{
-				`(?<!(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+\s+|[\])}]\s+)\s*)(<)((?:(?![,;)}] *(?:#[^\n]+)?\n)[^<>])+?)(>)(?!\s*(?:\d+|\.(?:Int|Numeric)|[$@%]\*?\w[\w':-]*[^(]|\s+\[))`,
-				ByGroups(Punctuation, String, Punctuation),
-				nil,
+				Pattern: `(?<!(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+\s+|[\])}]\s+)\s*)(<)((?:(?![,;)}] *(?:#[^\n]+)?\n)[^<>])+?)(>)(?!\s*(?:\d+|\.(?:Int|Numeric)|[$@%]\*?\w[\w':-]*[^(]|\s+\[))`,
+				Type:    ByGroups(Punctuation, String, Punctuation),
+				Mutator: nil,
 			},
-			{`C?X::['\w:-]+`, NameException, nil},
+			{Pattern: `C?X::['\w:-]+`, Type: NameException, Mutator: nil},
 			Include("metaoperator"),
 			// Pair | key => value
 			{
-				`(\w[\w'-]*)(\s*)(=>)`,
-				ByGroups(String, Text, Operator),
-				nil,
+				Pattern: `(\w[\w'-]*)(\s*)(=>)`,
+				Type:    ByGroups(String, Text, Operator),
+				Mutator: nil,
 			},
 			Include("colon-pair"),
 			// Token
 			{
-				`(?<=(?:^|\s)(?:regex|token|rule)(\s+))` + namePattern + colonPairLookahead + `\s*[({])`,
-				NameFunction,
-				Push("token", "name-adverb"),
+				Pattern: `(?<=(?:^|\s)(?:regex|token|rule)(\s+))` + namePattern + colonPairLookahead + `\s*[({])`,
+				Type:    NameFunction,
+				Mutator: Push("token", "name-adverb"),
 			},
 			// Substitution
-			{`(?<=^|\b|\s)(?<!\.)(ss|S|s|TR|tr)\b(\s*)`, ByGroups(Keyword, Text), Push("substitution")},
-			{keywordsPattern, Keyword, nil},
-			{builtinTypesPattern, KeywordType, nil},
-			{builtinRoutinesPattern, NameBuiltin, nil},
+			{Pattern: `(?<=^|\b|\s)(?<!\.)(ss|S|s|TR|tr)\b(\s*)`, Type: ByGroups(Keyword, Text), Mutator: Push("substitution")},
+			{Pattern: keywordsPattern, Type: Keyword, Mutator: nil},
+			{Pattern: builtinTypesPattern, Type: KeywordType, Mutator: nil},
+			{Pattern: builtinRoutinesPattern, Type: NameBuiltin, Mutator: nil},
 			// Class name
 			{
-				`(?<=(?:^|\s)(?:class|grammar|role|does|but|is|subset|of)\s+)` + namePattern,
-				NameClass,
-				Push("name-adverb"),
+				Pattern: `(?<=(?:^|\s)(?:class|grammar|role|does|but|is|subset|of)\s+)` + namePattern,
+				Type:    NameClass,
+				Mutator: Push("name-adverb"),
 			},
 			//  Routine
 			{
-				`(?<=(?:^|\s)(?:sub|method|multi sub|multi)\s+)!?` + namePattern + colonPairLookahead + `\s*[({])`,
-				NameFunction,
-				Push("name-adverb"),
+				Pattern: `(?<=(?:^|\s)(?:sub|method|multi sub|multi)\s+)!?` + namePattern + colonPairLookahead + `\s*[({])`,
+				Type:    NameFunction,
+				Mutator: Push("name-adverb"),
 			},
 			// Constant
-			{`(?<=\bconstant\s+)` + namePattern, NameConstant, Push("name-adverb")},
+			{Pattern: `(?<=\bconstant\s+)` + namePattern, Type: NameConstant, Mutator: Push("name-adverb")},
 			// Namespace
-			{`(?<=\b(?:use|module|package)\s+)` + namePattern, NameNamespace, Push("name-adverb")},
+			{Pattern: `(?<=\b(?:use|module|package)\s+)` + namePattern, Type: NameNamespace, Mutator: Push("name-adverb")},
 			Include("operator"),
 			Include("single-quote"),
-			{`(?<!(?<!\\)\\)"`, Punctuation, Push("double-quotes")},
+			{Pattern: `(?<!(?<!\\)\\)"`, Type: Punctuation, Mutator: Push("double-quotes")},
 			// m,rx regex
-			{`(?<=^|\b|\s)(ms|m|rx)\b(\s*)`, ByGroups(Keyword, Text), Push("rx")},
+			{Pattern: `(?<=^|\b|\s)(ms|m|rx)\b(\s*)`, Type: ByGroups(Keyword, Text), Mutator: Push("rx")},
 			// Quote constructs
 			{
-				`(?<=^|\b|\s)(?<keyword>(?:qq|q|Q))(?<adverbs>(?::?(?:heredoc|to|qq|ww|q|w|s|a|h|f|c|b|to|v|x))*)(?<ws>\s*)(?<opening_delimiters>(?<delimiter>[^0-9a-zA-Z:\s])\k<delimiter>*)`,
-				EmitterFunc(quote),
-				findBrackets(rakuQuote),
+				Pattern: `(?<=^|\b|\s)(?<keyword>(?:qq|q|Q))(?<adverbs>(?::?(?:heredoc|to|qq|ww|q|w|s|a|h|f|c|b|to|v|x))*)(?<ws>\s*)(?<opening_delimiters>(?<delimiter>[^0-9a-zA-Z:\s])\k<delimiter>*)`,
+				Type:    EmitterFunc(quote),
+				Mutator: findBrackets(rakuQuote),
 			},
 			// Function
 			{
-				`\b` + namePattern + colonPairLookahead + `\()`,
-				NameFunction,
-				Push("name-adverb"),
+				Pattern: `\b` + namePattern + colonPairLookahead + `\()`,
+				Type:    NameFunction,
+				Mutator: Push("name-adverb"),
 			},
 			// Method
 			{
-				`(?<!\.\.[?^*+]?)(?<=(?:\.[?^*+&]?)|self!)` + namePattern + colonPairLookahead + `\b)`,
-				NameFunction,
-				Push("name-adverb"),
+				Pattern: `(?<!\.\.[?^*+]?)(?<=(?:\.[?^*+&]?)|self!)` + namePattern + colonPairLookahead + `\b)`,
+				Type:    NameFunction,
+				Mutator: Push("name-adverb"),
 			},
 			// Indirect invocant
-			{namePattern + `(?=\s+\W?['\w:-]+:\W)`, NameFunction, Push("name-adverb")},
-			{`(?<=\W)(?:∅|i|e|𝑒|tau|τ|pi|π|Inf|∞)(?=\W)`, NameConstant, nil},
-			{`(｢)([^｣]*)(｣)`, ByGroups(Punctuation, String, Punctuation), nil},
-			{`(?<=^ *)\b` + namePattern + `(?=:\s*(?:for|while|loop))`, NameLabel, nil},
+			{Pattern: namePattern + `(?=\s+\W?['\w:-]+:\W)`, Type: NameFunction, Mutator: Push("name-adverb")},
+			{Pattern: `(?<=\W)(?:∅|i|e|𝑒|tau|τ|pi|π|Inf|∞)(?=\W)`, Type: NameConstant, Mutator: nil},
+			{Pattern: `(｢)([^｣]*)(｣)`, Type: ByGroups(Punctuation, String, Punctuation), Mutator: nil},
+			{Pattern: `(?<=^ *)\b` + namePattern + `(?=:\s*(?:for|while|loop))`, Type: NameLabel, Mutator: nil},
 			// Sigilless variable
 			{
-				`(?<=\b(?:my|our|constant|let|temp)\s+)\\` + namePattern,
-				NameVariable,
-				Push("name-adverb"),
+				Pattern: `(?<=\b(?:my|our|constant|let|temp)\s+)\\` + namePattern,
+				Type:    NameVariable,
+				Mutator: Push("name-adverb"),
 			},
-			{namePattern, Name, Push("name-adverb")},
+			{Pattern: namePattern, Type: Name, Mutator: Push("name-adverb")},
 		},
 		"rx": {
 			Include("colon-pair-attribute"),
 			{
-				`(?<opening_delimiters>(?<delimiter>[^\w:\s])\k<delimiter>*)`,
-				ByGroupNames(
+				Pattern: `(?<opening_delimiters>(?<delimiter>[^\w:\s])\k<delimiter>*)`,
+				Type: ByGroupNames(
 					map[string]Emitter{
 						`opening_delimiters`: Punctuation,
 						`delimiter`:          nil,
 					},
 				),
-				findBrackets(rakuMatchRegex),
+				Mutator: findBrackets(rakuMatchRegex),
 			},
 		},
 		"substitution": {
 			Include("colon-pair-attribute"),
 			// Substitution | s{regex} = value
 			{
-				`(?<opening_delimiters>(?<delimiter>` + bracketsPattern + `)\k<delimiter>*)`,
-				ByGroupNames(map[string]Emitter{
+				Pattern: `(?<opening_delimiters>(?<delimiter>` + bracketsPattern + `)\k<delimiter>*)`,
+				Type: ByGroupNames(map[string]Emitter{
 					`opening_delimiters`: Punctuation,
 					`delimiter`:          nil,
 				}),
-				findBrackets(rakuMatchRegex),
+				Mutator: findBrackets(rakuMatchRegex),
 			},
 			// Substitution | s/regex/string/
 			{
-				`(?<opening_delimiters>[^\w:\s])`,
-				Punctuation,
-				findBrackets(rakuSubstitutionRegex),
+				Pattern: `(?<opening_delimiters>[^\w:\s])`,
+				Type:    Punctuation,
+				Mutator: findBrackets(rakuSubstitutionRegex),
 			},
 		},
 		"number": {
-			{`0_?[0-7]+(_[0-7]+)*`, LiteralNumberOct, nil},
-			{`0x[0-9A-Fa-f]+(_[0-9A-Fa-f]+)*`, LiteralNumberHex, nil},
-			{`0b[01]+(_[01]+)*`, LiteralNumberBin, nil},
+			{Pattern: `0_?[0-7]+(_[0-7]+)*`, Type: LiteralNumberOct, Mutator: nil},
+			{Pattern: `0x[0-9A-Fa-f]+(_[0-9A-Fa-f]+)*`, Type: LiteralNumberHex, Mutator: nil},
+			{Pattern: `0b[01]+(_[01]+)*`, Type: LiteralNumberBin, Mutator: nil},
 			{
-				`(?i)(\d*(_\d*)*\.\d+(_\d*)*|\d+(_\d*)*\.\d+(_\d*)*)(e[+-]?\d+)?`,
-				LiteralNumberFloat,
-				nil,
+				Pattern: `(?i)(\d*(_\d*)*\.\d+(_\d*)*|\d+(_\d*)*\.\d+(_\d*)*)(e[+-]?\d+)?`,
+				Type:    LiteralNumberFloat,
+				Mutator: nil,
 			},
-			{`(?i)\d+(_\d*)*e[+-]?\d+(_\d*)*`, LiteralNumberFloat, nil},
-			{`(?<=\d+)i`, NameConstant, nil},
-			{`\d+(_\d+)*`, LiteralNumberInteger, nil},
+			{Pattern: `(?i)\d+(_\d*)*e[+-]?\d+(_\d*)*`, Type: LiteralNumberFloat, Mutator: nil},
+			{Pattern: `(?<=\d+)i`, Type: NameConstant, Mutator: nil},
+			{Pattern: `\d+(_\d+)*`, Type: LiteralNumberInteger, Mutator: nil},
 		},
 		"name-adverb": {
 			Include("colon-pair-attribute-keyvalue"),
@@ -760,72 +760,72 @@ func rakuRules() Rules {
 		},
 		"colon-pair": {
 			// :key(value)
-			{colonPairPattern, colonPair(String), findBrackets(rakuNameAttribute)},
+			{Pattern: colonPairPattern, Type: colonPair(String), Mutator: findBrackets(rakuNameAttribute)},
 			// :123abc
 			{
-				`(:)(\d+)(\w[\w'-]*)`,
-				ByGroups(Punctuation, UsingSelf("number"), String),
-				nil,
+				Pattern: `(:)(\d+)(\w[\w'-]*)`,
+				Type:    ByGroups(Punctuation, UsingSelf("number"), String),
+				Mutator: nil,
 			},
 			// :key
-			{`(:)(!?)(\w[\w'-]*)`, ByGroups(Punctuation, Operator, String), nil},
-			{`\s+`, Text, nil},
+			{Pattern: `(:)(!?)(\w[\w'-]*)`, Type: ByGroups(Punctuation, Operator, String), Mutator: nil},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
 		},
 		"colon-pair-attribute": {
 			// :key(value)
-			{colonPairPattern, colonPair(NameAttribute), findBrackets(rakuNameAttribute)},
+			{Pattern: colonPairPattern, Type: colonPair(NameAttribute), Mutator: findBrackets(rakuNameAttribute)},
 			// :123abc
 			{
-				`(:)(\d+)(\w[\w'-]*)`,
-				ByGroups(Punctuation, UsingSelf("number"), NameAttribute),
-				nil,
+				Pattern: `(:)(\d+)(\w[\w'-]*)`,
+				Type:    ByGroups(Punctuation, UsingSelf("number"), NameAttribute),
+				Mutator: nil,
 			},
 			// :key
-			{`(:)(!?)(\w[\w'-]*)`, ByGroups(Punctuation, Operator, NameAttribute), nil},
-			{`\s+`, Text, nil},
+			{Pattern: `(:)(!?)(\w[\w'-]*)`, Type: ByGroups(Punctuation, Operator, NameAttribute), Mutator: nil},
+			{Pattern: `\s+`, Type: Text, Mutator: nil},
 		},
 		"colon-pair-attribute-keyvalue": {
 			// :key(value)
-			{colonPairPattern, colonPair(NameAttribute), findBrackets(rakuNameAttribute)},
+			{Pattern: colonPairPattern, Type: colonPair(NameAttribute), Mutator: findBrackets(rakuNameAttribute)},
 		},
 		"escape-qq": {
 			{
-				`(?<!(?<!\\)\\)(\\qq)(\[)(.+?)(\])`,
-				ByGroups(StringEscape, Punctuation, UsingSelf("qq"), Punctuation),
-				nil,
+				Pattern: `(?<!(?<!\\)\\)(\\qq)(\[)(.+?)(\])`,
+				Type:    ByGroups(StringEscape, Punctuation, UsingSelf("qq"), Punctuation),
+				Mutator: nil,
 			},
 		},
 		`escape-char`: {
-			{`(?<!(?<!\\)\\)(\\[abfrnrt])`, StringEscape, nil},
+			{Pattern: `(?<!(?<!\\)\\)(\\[abfrnrt])`, Type: StringEscape, Mutator: nil},
 		},
 		`escape-single-quote`: {
-			{`(?<!(?<!\\)\\)(\\)(['\\])`, ByGroups(StringEscape, StringSingle), nil},
+			{Pattern: `(?<!(?<!\\)\\)(\\)(['\\])`, Type: ByGroups(StringEscape, StringSingle), Mutator: nil},
 		},
 		"escape-c-name": {
 			{
-				`(?<!(?<!\\)\\)(\\[c|C])(\[)(.+?)(\])`,
-				ByGroups(StringEscape, Punctuation, String, Punctuation),
-				nil,
+				Pattern: `(?<!(?<!\\)\\)(\\[c|C])(\[)(.+?)(\])`,
+				Type:    ByGroups(StringEscape, Punctuation, String, Punctuation),
+				Mutator: nil,
 			},
 		},
 		"escape-hexadecimal": {
 			{
-				`(?<!(?<!\\)\\)(\\[x|X])(\[)([0-9a-fA-F]+)(\])`,
-				ByGroups(StringEscape, Punctuation, NumberHex, Punctuation),
-				nil,
+				Pattern: `(?<!(?<!\\)\\)(\\[x|X])(\[)([0-9a-fA-F]+)(\])`,
+				Type:    ByGroups(StringEscape, Punctuation, NumberHex, Punctuation),
+				Mutator: nil,
 			},
-			{`(\\[x|X])([0-9a-fA-F]+)`, ByGroups(StringEscape, NumberHex), nil},
+			{Pattern: `(\\[x|X])([0-9a-fA-F]+)`, Type: ByGroups(StringEscape, NumberHex), Mutator: nil},
 		},
 		"regex": {
 			// Placeholder, will be overwritten by mutators, DO NOT REMOVE!
-			{`\A\z`, nil, nil},
+			{Pattern: `\A\z`, Type: nil, Mutator: nil},
 			Include("regex-escape-class"),
 			Include(`regex-character-escape`),
 			// $(code)
 			{
-				`([$@])((?<!(?<!\\)\\)\()`,
-				ByGroups(Keyword, Punctuation),
-				replaceRule(ruleReplacingConfig{
+				Pattern: `([$@])((?<!(?<!\\)\\)\()`,
+				Type:    ByGroups(Keyword, Punctuation),
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`)`),
 					tokenType: Punctuation,
 					stateName: `root`,
@@ -833,9 +833,9 @@ func rakuRules() Rules {
 				}),
 			},
 			// Exclude $/ from variables, because we can't get out of the end of the slash regex: $/;
-			{`\$(?=/)`, NameEntity, nil},
+			{Pattern: `\$(?=/)`, Type: NameEntity, Mutator: nil},
 			// Exclude $ from variables
-			{`\$(?=\z|\s|[^<(\w*!.])`, NameEntity, nil},
+			{Pattern: `\$(?=\z|\s|[^<(\w*!.])`, Type: NameEntity, Mutator: nil},
 			Include("variable"),
 			Include("escape-c-name"),
 			Include("escape-hexadecimal"),
@@ -843,9 +843,9 @@ func rakuRules() Rules {
 			Include("single-quote"),
 			// :my variable code ...
 			{
-				`(?<!(?<!\\)\\)(:)(my|our|state|constant|temp|let)`,
-				ByGroups(Operator, KeywordDeclaration),
-				replaceRule(ruleReplacingConfig{
+				Pattern: `(?<!(?<!\\)\\)(:)(my|our|state|constant|temp|let)`,
+				Type:    ByGroups(Operator, KeywordDeclaration),
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`;`),
 					tokenType: Punctuation,
 					stateName: `root`,
@@ -854,9 +854,9 @@ func rakuRules() Rules {
 			},
 			// <{code}>
 			{
-				`(?<!(?<!\\)\\)(<)([?!.]*)((?<!(?<!\\)\\){)`,
-				ByGroups(Punctuation, Operator, Punctuation),
-				replaceRule(ruleReplacingConfig{
+				Pattern: `(?<!(?<!\\)\\)(<)([?!.]*)((?<!(?<!\\)\\){)`,
+				Type:    ByGroups(Punctuation, Operator, Punctuation),
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`}>`),
 					tokenType: Punctuation,
 					stateName: `root`,
@@ -866,18 +866,18 @@ func rakuRules() Rules {
 			// {code}
 			Include(`closure`),
 			// Properties
-			{`(:)(\w+)`, ByGroups(Punctuation, NameAttribute), nil},
+			{Pattern: `(:)(\w+)`, Type: ByGroups(Punctuation, NameAttribute), Mutator: nil},
 			// Operator
-			{`\|\||\||&&|&|\.\.|\*\*|%%|%|:|!|<<|«|>>|»|\+|\*\*|\*|\?|=|~|<~~>`, Operator, nil},
+			{Pattern: `\|\||\||&&|&|\.\.|\*\*|%%|%|:|!|<<|«|>>|»|\+|\*\*|\*|\?|=|~|<~~>`, Type: Operator, Mutator: nil},
 			// Anchors
-			{`\^\^|\^|\$\$|\$`, NameEntity, nil},
-			{`\.`, NameEntity, nil},
-			{`#[^\n]*\n`, CommentSingle, nil},
+			{Pattern: `\^\^|\^|\$\$|\$`, Type: NameEntity, Mutator: nil},
+			{Pattern: `\.`, Type: NameEntity, Mutator: nil},
+			{Pattern: `#[^\n]*\n`, Type: CommentSingle, Mutator: nil},
 			// Lookaround
 			{
-				`(?<!(?<!\\)\\)(<)(\s*)([?!.]+)(\s*)(after|before)`,
-				ByGroups(Punctuation, Text, Operator, Text, OperatorWord),
-				replaceRule(ruleReplacingConfig{
+				Pattern: `(?<!(?<!\\)\\)(<)(\s*)([?!.]+)(\s*)(after|before)`,
+				Type:    ByGroups(Punctuation, Text, Operator, Text, OperatorWord),
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`>`),
 					tokenType: Punctuation,
 					stateName: `regex`,
@@ -885,49 +885,49 @@ func rakuRules() Rules {
 				}),
 			},
 			{
-				`(?<!(?<!\\)\\)(<)([|!?.]*)(wb|ww|ws|w)(>)`,
-				ByGroups(Punctuation, Operator, OperatorWord, Punctuation),
-				nil,
+				Pattern: `(?<!(?<!\\)\\)(<)([|!?.]*)(wb|ww|ws|w)(>)`,
+				Type:    ByGroups(Punctuation, Operator, OperatorWord, Punctuation),
+				Mutator: nil,
 			},
 			// <$variable>
 			{
-				`(?<!(?<!\\)\\)(<)([?!.]*)([$@]\w[\w:-]*)(>)`,
-				ByGroups(Punctuation, Operator, NameVariable, Punctuation),
-				nil,
+				Pattern: `(?<!(?<!\\)\\)(<)([?!.]*)([$@]\w[\w:-]*)(>)`,
+				Type:    ByGroups(Punctuation, Operator, NameVariable, Punctuation),
+				Mutator: nil,
 			},
 			// Capture markers
-			{`(?<!(?<!\\)\\)<\(|\)>`, Operator, nil},
+			{Pattern: `(?<!(?<!\\)\\)<\(|\)>`, Type: Operator, Mutator: nil},
 			{
-				`(?<!(?<!\\)\\)(<)(\w[\w:-]*)(=\.?)`,
-				ByGroups(Punctuation, NameVariable, Operator),
-				Push(`regex-variable`),
+				Pattern: `(?<!(?<!\\)\\)(<)(\w[\w:-]*)(=\.?)`,
+				Type:    ByGroups(Punctuation, NameVariable, Operator),
+				Mutator: Push(`regex-variable`),
 			},
 			{
-				`(?<!(?<!\\)\\)(<)([|!?.&]*)(\w(?:(?!:\s)[\w':-])*)`,
-				ByGroups(Punctuation, Operator, NameFunction),
-				Push(`regex-function`),
+				Pattern: `(?<!(?<!\\)\\)(<)([|!?.&]*)(\w(?:(?!:\s)[\w':-])*)`,
+				Type:    ByGroups(Punctuation, Operator, NameFunction),
+				Mutator: Push(`regex-function`),
 			},
-			{`(?<!(?<!\\)\\)<`, Punctuation, Push("regex-property")},
-			{`(?<!(?<!\\)\\)"`, Punctuation, Push("double-quotes")},
-			{`(?<!(?<!\\)\\)(?:\]|\))`, Punctuation, Pop(1)},
-			{`(?<!(?<!\\)\\)(?:\[|\()`, Punctuation, Push("regex")},
-			{`.+?`, StringRegex, nil},
+			{Pattern: `(?<!(?<!\\)\\)<`, Type: Punctuation, Mutator: Push("regex-property")},
+			{Pattern: `(?<!(?<!\\)\\)"`, Type: Punctuation, Mutator: Push("double-quotes")},
+			{Pattern: `(?<!(?<!\\)\\)(?:\]|\))`, Type: Punctuation, Mutator: Pop(1)},
+			{Pattern: `(?<!(?<!\\)\\)(?:\[|\()`, Type: Punctuation, Mutator: Push("regex")},
+			{Pattern: `.+?`, Type: StringRegex, Mutator: nil},
 		},
 		"regex-class-builtin": {
 			{
-				`\b(?:alnum|alpha|blank|cntrl|digit|graph|lower|print|punct|space|upper|xdigit|same|ident)\b`,
-				NameBuiltin,
-				nil,
+				Pattern: `\b(?:alnum|alpha|blank|cntrl|digit|graph|lower|print|punct|space|upper|xdigit|same|ident)\b`,
+				Type:    NameBuiltin,
+				Mutator: nil,
 			},
 		},
 		"regex-function": {
 			// <function>
-			{`(?<!(?<!\\)\\)>`, Punctuation, Pop(1)},
+			{Pattern: `(?<!(?<!\\)\\)>`, Type: Punctuation, Mutator: Pop(1)},
 			// <function(parameter)>
 			{
-				`\(`,
-				Punctuation,
-				replaceRule(ruleReplacingConfig{
+				Pattern: `\(`,
+				Type:    Punctuation,
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`)>`),
 					tokenType: Punctuation,
 					stateName: `root`,
@@ -937,9 +937,9 @@ func rakuRules() Rules {
 			},
 			// <function value>
 			{
-				`\s+`,
-				StringRegex,
-				replaceRule(ruleReplacingConfig{
+				Pattern: `\s+`,
+				Type:    StringRegex,
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`>`),
 					tokenType: Punctuation,
 					stateName: `regex`,
@@ -949,9 +949,9 @@ func rakuRules() Rules {
 			},
 			// <function: value>
 			{
-				`:`,
-				Punctuation,
-				replaceRule(ruleReplacingConfig{
+				Pattern: `:`,
+				Type:    Punctuation,
+				Mutator: replaceRule(ruleReplacingConfig{
 					delimiter: []rune(`>`),
 					tokenType: Punctuation,
 					stateName: `root`,
@@ -964,68 +964,68 @@ func rakuRules() Rules {
 			Include(`regex-starting-operators`),
 			// <var=function(
 			{
-				`(&)?(\w(?:(?!:\s)[\w':-])*)(?=\()`,
-				ByGroups(Operator, NameFunction),
-				Mutators(Pop(1), Push(`regex-function`)),
+				Pattern: `(&)?(\w(?:(?!:\s)[\w':-])*)(?=\()`,
+				Type:    ByGroups(Operator, NameFunction),
+				Mutator: Mutators(Pop(1), Push(`regex-function`)),
 			},
 			// <var=function>
-			{`(&)?(\w[\w':-]*)(>)`, ByGroups(Operator, NameFunction, Punctuation), Pop(1)},
+			{Pattern: `(&)?(\w[\w':-]*)(>)`, Type: ByGroups(Operator, NameFunction, Punctuation), Mutator: Pop(1)},
 			// <var=
 			Default(Pop(1), Push(`regex-property`)),
 		},
 		"regex-property": {
-			{`(?<!(?<!\\)\\)>`, Punctuation, Pop(1)},
+			{Pattern: `(?<!(?<!\\)\\)>`, Type: Punctuation, Mutator: Pop(1)},
 			Include("regex-class-builtin"),
 			Include("variable"),
 			Include(`regex-starting-operators`),
 			Include("colon-pair-attribute"),
-			{`(?<!(?<!\\)\\)\[`, Punctuation, Push("regex-character-class")},
-			{`\+|\-`, Operator, nil},
-			{`@[\w':-]+`, NameVariable, nil},
-			{`.+?`, StringRegex, nil},
+			{Pattern: `(?<!(?<!\\)\\)\[`, Type: Punctuation, Mutator: Push("regex-character-class")},
+			{Pattern: `\+|\-`, Type: Operator, Mutator: nil},
+			{Pattern: `@[\w':-]+`, Type: NameVariable, Mutator: nil},
+			{Pattern: `.+?`, Type: StringRegex, Mutator: nil},
 		},
 		`regex-starting-operators`: {
-			{`(?<=<)[|!?.]+`, Operator, nil},
+			{Pattern: `(?<=<)[|!?.]+`, Type: Operator, Mutator: nil},
 		},
 		"regex-escape-class": {
-			{`(?i)\\n|\\t|\\h|\\v|\\s|\\d|\\w`, StringEscape, nil},
+			{Pattern: `(?i)\\n|\\t|\\h|\\v|\\s|\\d|\\w`, Type: StringEscape, Mutator: nil},
 		},
 		`regex-character-escape`: {
-			{`(?<!(?<!\\)\\)(\\)(.)`, ByGroups(StringEscape, StringRegex), nil},
+			{Pattern: `(?<!(?<!\\)\\)(\\)(.)`, Type: ByGroups(StringEscape, StringRegex), Mutator: nil},
 		},
 		"regex-character-class": {
-			{`(?<!(?<!\\)\\)\]`, Punctuation, Pop(1)},
+			{Pattern: `(?<!(?<!\\)\\)\]`, Type: Punctuation, Mutator: Pop(1)},
 			Include("regex-escape-class"),
 			Include("escape-c-name"),
 			Include("escape-hexadecimal"),
 			Include(`regex-character-escape`),
 			Include("number"),
-			{`\.\.`, Operator, nil},
-			{`.+?`, StringRegex, nil},
+			{Pattern: `\.\.`, Type: Operator, Mutator: nil},
+			{Pattern: `.+?`, Type: StringRegex, Mutator: nil},
 		},
 		"metaoperator": {
 			// Z[=>]
 			{
-				`\b([RZX]+)\b(\[)([^\s\]]+?)(\])`,
-				ByGroups(OperatorWord, Punctuation, UsingSelf("root"), Punctuation),
-				nil,
+				Pattern: `\b([RZX]+)\b(\[)([^\s\]]+?)(\])`,
+				Type:    ByGroups(OperatorWord, Punctuation, UsingSelf("root"), Punctuation),
+				Mutator: nil,
 			},
 			// Z=>
-			{`\b([RZX]+)\b([^\s\]]+)`, ByGroups(OperatorWord, UsingSelf("operator")), nil},
+			{Pattern: `\b([RZX]+)\b([^\s\]]+)`, Type: ByGroups(OperatorWord, UsingSelf("operator")), Mutator: nil},
 		},
 		"operator": {
 			// Word Operator
-			{wordOperatorsPattern, OperatorWord, nil},
+			{Pattern: wordOperatorsPattern, Type: OperatorWord, Mutator: nil},
 			// Operator
-			{operatorsPattern, Operator, nil},
+			{Pattern: operatorsPattern, Type: Operator, Mutator: nil},
 		},
 		"pod": {
 			// Single-line pod declaration
-			{`(#[|=])\s`, Keyword, Push("pod-single")},
+			{Pattern: `(#[|=])\s`, Type: Keyword, Mutator: Push("pod-single")},
 			// Multi-line pod declaration
 			{
-				"(?<keyword>#[|=])(?<opening_delimiters>(?<delimiter>" + bracketsPattern + `)\k<delimiter>*)(?<value>)(?<closing_delimiters>)`,
-				ByGroupNames(
+				Pattern: "(?<keyword>#[|=])(?<opening_delimiters>(?<delimiter>" + bracketsPattern + `)\k<delimiter>*)(?<value>)(?<closing_delimiters>)`,
+				Type: ByGroupNames(
 					map[string]Emitter{
 						`keyword`:            Keyword,
 						`opening_delimiters`: Punctuation,
@@ -1033,21 +1033,21 @@ func rakuRules() Rules {
 						`value`:              UsingSelf("pod-declaration"),
 						`closing_delimiters`: Punctuation,
 					}),
-				findBrackets(rakuPodDeclaration),
+				Mutator: findBrackets(rakuPodDeclaration),
 			},
 			Include("pod-blocks"),
 		},
 		"pod-blocks": {
 			// =begin code
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=begin)(?<ws2> +)(?<name>code)(?<config>[^\n]*)(?<value>.*?)(?<ws3>^\k<ws>)(?<end_keyword>=end)(?<ws4> +)\k<name>`,
-				EmitterFunc(podCode),
-				nil,
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=begin)(?<ws2> +)(?<name>code)(?<config>[^\n]*)(?<value>.*?)(?<ws3>^\k<ws>)(?<end_keyword>=end)(?<ws4> +)\k<name>`,
+				Type:    EmitterFunc(podCode),
+				Mutator: nil,
 			},
 			// =begin
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=begin)(?<ws2> +)(?!code)(?<name>\w[\w'-]*)(?<config>[^\n]*)(?<value>)(?<closing_delimiters>)`,
-				ByGroupNames(
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=begin)(?<ws2> +)(?!code)(?<name>\w[\w'-]*)(?<config>[^\n]*)(?<value>)(?<closing_delimiters>)`,
+				Type: ByGroupNames(
 					map[string]Emitter{
 						`ws`:                 Comment,
 						`keyword`:            Keyword,
@@ -1057,139 +1057,139 @@ func rakuRules() Rules {
 						`value`:              UsingSelf("pod-begin"),
 						`closing_delimiters`: Keyword,
 					}),
-				findBrackets(rakuPod),
+				Mutator: findBrackets(rakuPod),
 			},
 			// =for ...
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=(?:for|defn))(?<ws2> +)(?<name>\w[\w'-]*)(?<config>[^\n]*\n)`,
-				ByGroups(Comment, Keyword, StringDoc, Keyword, EmitterFunc(podConfig)),
-				Push("pod-paragraph"),
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=(?:for|defn))(?<ws2> +)(?<name>\w[\w'-]*)(?<config>[^\n]*\n)`,
+				Type:    ByGroups(Comment, Keyword, StringDoc, Keyword, EmitterFunc(podConfig)),
+				Mutator: Push("pod-paragraph"),
 			},
 			// =config
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=config)(?<ws2> +)(?<name>\w[\w'-]*)(?<config>[^\n]*\n)`,
-				ByGroups(Comment, Keyword, StringDoc, Keyword, EmitterFunc(podConfig)),
-				nil,
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=config)(?<ws2> +)(?<name>\w[\w'-]*)(?<config>[^\n]*\n)`,
+				Type:    ByGroups(Comment, Keyword, StringDoc, Keyword, EmitterFunc(podConfig)),
+				Mutator: nil,
 			},
 			// =alias
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=alias)(?<ws2> +)(?<name>\w[\w'-]*)(?<value>[^\n]*\n)`,
-				ByGroups(Comment, Keyword, StringDoc, Keyword, StringDoc),
-				nil,
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=alias)(?<ws2> +)(?<name>\w[\w'-]*)(?<value>[^\n]*\n)`,
+				Type:    ByGroups(Comment, Keyword, StringDoc, Keyword, StringDoc),
+				Mutator: nil,
 			},
 			// =encoding
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=encoding)(?<ws2> +)(?<name>[^\n]+)`,
-				ByGroups(Comment, Keyword, StringDoc, Name),
-				nil,
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=encoding)(?<ws2> +)(?<name>[^\n]+)`,
+				Type:    ByGroups(Comment, Keyword, StringDoc, Name),
+				Mutator: nil,
 			},
 			// =para ...
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=(?:para|table|pod))(?<config>(?<!\n\s*)[^\n]*\n)`,
-				ByGroups(Comment, Keyword, EmitterFunc(podConfig)),
-				Push("pod-paragraph"),
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=(?:para|table|pod))(?<config>(?<!\n\s*)[^\n]*\n)`,
+				Type:    ByGroups(Comment, Keyword, EmitterFunc(podConfig)),
+				Mutator: Push("pod-paragraph"),
 			},
 			// =head1 ...
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=head\d+)(?<ws2> *)(?<config>#?)`,
-				ByGroups(Comment, Keyword, GenericHeading, Keyword),
-				Push("pod-heading"),
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=head\d+)(?<ws2> *)(?<config>#?)`,
+				Type:    ByGroups(Comment, Keyword, GenericHeading, Keyword),
+				Mutator: Push("pod-heading"),
 			},
 			// =item ...
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=(?:item\d*|comment|data|[A-Z]+))(?<ws2> *)(?<config>#?)`,
-				ByGroups(Comment, Keyword, StringDoc, Keyword),
-				Push("pod-paragraph"),
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=(?:item\d*|comment|data|[A-Z]+))(?<ws2> *)(?<config>#?)`,
+				Type:    ByGroups(Comment, Keyword, StringDoc, Keyword),
+				Mutator: Push("pod-paragraph"),
 			},
 			{
-				`(?<=^ *)(?<ws> *)(?<keyword>=finish)(?<config>[^\n]*)`,
-				ByGroups(Comment, Keyword, EmitterFunc(podConfig)),
-				Push("pod-finish"),
+				Pattern: `(?<=^ *)(?<ws> *)(?<keyword>=finish)(?<config>[^\n]*)`,
+				Type:    ByGroups(Comment, Keyword, EmitterFunc(podConfig)),
+				Mutator: Push("pod-finish"),
 			},
 			// ={custom} ...
 			{
-				`(?<=^ *)(?<ws> *)(?<name>=\w[\w'-]*)(?<ws2> *)(?<config>#?)`,
-				ByGroups(Comment, Name, StringDoc, Keyword),
-				Push("pod-paragraph"),
+				Pattern: `(?<=^ *)(?<ws> *)(?<name>=\w[\w'-]*)(?<ws2> *)(?<config>#?)`,
+				Type:    ByGroups(Comment, Name, StringDoc, Keyword),
+				Mutator: Push("pod-paragraph"),
 			},
 			// = podconfig
 			{
-				`(?<=^ *)(?<keyword> *=)(?<ws> *)(?<config>(?::\w[\w'-]*(?:` + colonPairOpeningBrackets + `.+?` +
+				Pattern: `(?<=^ *)(?<keyword> *=)(?<ws> *)(?<config>(?::\w[\w'-]*(?:` + colonPairOpeningBrackets + `.+?` +
 					colonPairClosingBrackets + `) *)*\n)`,
-				ByGroups(Keyword, StringDoc, EmitterFunc(podConfig)),
-				nil,
+				Type:    ByGroups(Keyword, StringDoc, EmitterFunc(podConfig)),
+				Mutator: nil,
 			},
 		},
 		"pod-begin": {
 			Include("pod-blocks"),
 			Include("pre-pod-formatter"),
-			{`.+?`, StringDoc, nil},
+			{Pattern: `.+?`, Type: StringDoc, Mutator: nil},
 		},
 		"pod-declaration": {
 			Include("pre-pod-formatter"),
-			{`.+?`, StringDoc, nil},
+			{Pattern: `.+?`, Type: StringDoc, Mutator: nil},
 		},
 		"pod-paragraph": {
-			{`\n *\n|\n(?=^ *=)`, StringDoc, Pop(1)},
+			{Pattern: `\n *\n|\n(?=^ *=)`, Type: StringDoc, Mutator: Pop(1)},
 			Include("pre-pod-formatter"),
-			{`.+?`, StringDoc, nil},
+			{Pattern: `.+?`, Type: StringDoc, Mutator: nil},
 		},
 		"pod-single": {
-			{`\n`, StringDoc, Pop(1)},
+			{Pattern: `\n`, Type: StringDoc, Mutator: Pop(1)},
 			Include("pre-pod-formatter"),
-			{`.+?`, StringDoc, nil},
+			{Pattern: `.+?`, Type: StringDoc, Mutator: nil},
 		},
 		"pod-heading": {
-			{`\n *\n|\n(?=^ *=)`, GenericHeading, Pop(1)},
+			{Pattern: `\n *\n|\n(?=^ *=)`, Type: GenericHeading, Mutator: Pop(1)},
 			Include("pre-pod-formatter"),
-			{`.+?`, GenericHeading, nil},
+			{Pattern: `.+?`, Type: GenericHeading, Mutator: nil},
 		},
 		"pod-finish": {
-			{`\z`, nil, Pop(1)},
+			{Pattern: `\z`, Type: nil, Mutator: Pop(1)},
 			Include("pre-pod-formatter"),
-			{`.+?`, StringDoc, nil},
+			{Pattern: `.+?`, Type: StringDoc, Mutator: nil},
 		},
 		"pre-pod-formatter": {
 			// C<code>, B<bold>, ...
 			{
-				`(?<keyword>[CBIUDTKRPAELZVMSXN])(?<opening_delimiters><+|«)`,
-				ByGroups(Keyword, Punctuation),
-				findBrackets(rakuPodFormatter),
+				Pattern: `(?<keyword>[CBIUDTKRPAELZVMSXN])(?<opening_delimiters><+|«)`,
+				Type:    ByGroups(Keyword, Punctuation),
+				Mutator: findBrackets(rakuPodFormatter),
 			},
 		},
 		"pod-formatter": {
 			// Placeholder rule, will be replaced by mutators. DO NOT REMOVE!
-			{`>`, Punctuation, Pop(1)},
+			{Pattern: `>`, Type: Punctuation, Mutator: Pop(1)},
 			Include("pre-pod-formatter"),
 			// Placeholder rule, will be replaced by mutators. DO NOT REMOVE!
-			{`.+?`, StringOther, nil},
+			{Pattern: `.+?`, Type: StringOther, Mutator: nil},
 		},
 		"variable": {
-			{variablePattern, NameVariable, Push("name-adverb")},
-			{globalVariablePattern, NameVariableGlobal, Push("name-adverb")},
-			{`[$@]<[^>]+>`, NameVariable, nil},
-			{`\$[/!¢]`, NameVariable, nil},
-			{`[$@%]`, NameVariable, nil},
+			{Pattern: variablePattern, Type: NameVariable, Mutator: Push("name-adverb")},
+			{Pattern: globalVariablePattern, Type: NameVariableGlobal, Mutator: Push("name-adverb")},
+			{Pattern: `[$@]<[^>]+>`, Type: NameVariable, Mutator: nil},
+			{Pattern: `\$[/!¢]`, Type: NameVariable, Mutator: nil},
+			{Pattern: `[$@%]`, Type: NameVariable, Mutator: nil},
 		},
 		"single-quote": {
-			{`(?<!(?<!\\)\\)'`, Punctuation, Push("single-quote-inner")},
+			{Pattern: `(?<!(?<!\\)\\)'`, Type: Punctuation, Mutator: Push("single-quote-inner")},
 		},
 		"single-quote-inner": {
-			{`(?<!(?<!(?<!\\)\\)\\)'`, Punctuation, Pop(1)},
+			{Pattern: `(?<!(?<!(?<!\\)\\)\\)'`, Type: Punctuation, Mutator: Pop(1)},
 			Include("escape-single-quote"),
 			Include("escape-qq"),
-			{`(?:\\\\|\\[^\\]|[^'\\])+?`, StringSingle, nil},
+			{Pattern: `(?:\\\\|\\[^\\]|[^'\\])+?`, Type: StringSingle, Mutator: nil},
 		},
 		"double-quotes": {
-			{`(?<!(?<!\\)\\)"`, Punctuation, Pop(1)},
+			{Pattern: `(?<!(?<!\\)\\)"`, Type: Punctuation, Mutator: Pop(1)},
 			Include("qq"),
 		},
 		"<<": {
-			{`>>(?!\s*(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+|\s+\[))`, Punctuation, Pop(1)},
+			{Pattern: `>>(?!\s*(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+|\s+\[))`, Type: Punctuation, Mutator: Pop(1)},
 			Include("ww"),
 		},
 		"«": {
-			{`»(?!\s*(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+|\s+\[))`, Punctuation, Pop(1)},
+			{Pattern: `»(?!\s*(?:\d+|\.(?:Int|Numeric)|[$@%]\*?[\w':-]+|\s+\[))`, Type: Punctuation, Mutator: Pop(1)},
 			Include("ww"),
 		},
 		"ww": {
@@ -1203,28 +1203,28 @@ func rakuRules() Rules {
 			Include("escape-hexadecimal"),
 			Include("escape-c-name"),
 			Include("escape-qq"),
-			{`.+?`, StringDouble, nil},
+			{Pattern: `.+?`, Type: StringDouble, Mutator: nil},
 		},
 		"qq-variable": {
 			{
-				`(?<!(?<!\\)\\)(?:` + variablePattern + `|` + globalVariablePattern + `)` + colonPairLookahead + `)`,
-				NameVariable,
-				Push("qq-variable-extras", "name-adverb"),
+				Pattern: `(?<!(?<!\\)\\)(?:` + variablePattern + `|` + globalVariablePattern + `)` + colonPairLookahead + `)`,
+				Type:    NameVariable,
+				Mutator: Push("qq-variable-extras", "name-adverb"),
 			},
 		},
 		"qq-variable-extras": {
 			// Method
 			{
-				`(?<operator>\.)(?<method_name>` + namePattern + `)` + colonPairLookahead + `\()`,
-				ByGroupNames(map[string]Emitter{
+				Pattern: `(?<operator>\.)(?<method_name>` + namePattern + `)` + colonPairLookahead + `\()`,
+				Type: ByGroupNames(map[string]Emitter{
 					`operator`:    Operator,
 					`method_name`: NameFunction,
 				}),
-				Push(`name-adverb`),
+				Mutator: Push(`name-adverb`),
 			},
 			// Function/Signature
 			{
-				`\(`, Punctuation, replaceRule(
+				Pattern: `\(`, Type: Punctuation, Mutator: replaceRule(
 					ruleReplacingConfig{
 						delimiter: []rune(`)`),
 						tokenType: Punctuation,
@@ -1236,20 +1236,20 @@ func rakuRules() Rules {
 		},
 		"Q": {
 			Include("escape-qq"),
-			{`.+?`, String, nil},
+			{Pattern: `.+?`, Type: String, Mutator: nil},
 		},
 		"Q-closure": {
 			Include("escape-qq"),
 			Include("closure"),
-			{`.+?`, String, nil},
+			{Pattern: `.+?`, Type: String, Mutator: nil},
 		},
 		"Q-variable": {
 			Include("escape-qq"),
 			Include("qq-variable"),
-			{`.+?`, String, nil},
+			{Pattern: `.+?`, Type: String, Mutator: nil},
 		},
 		"closure": {
-			{`(?<!(?<!\\)\\){`, Punctuation, replaceRule(
+			{Pattern: `(?<!(?<!\\)\\){`, Type: Punctuation, Mutator: replaceRule(
 				ruleReplacingConfig{
 					delimiter: []rune(`}`),
 					tokenType: Punctuation,
@@ -1260,7 +1260,7 @@ func rakuRules() Rules {
 		},
 		"token": {
 			// Token signature
-			{`\(`, Punctuation, replaceRule(
+			{Pattern: `\(`, Type: Punctuation, Mutator: replaceRule(
 				ruleReplacingConfig{
 					delimiter: []rune(`)`),
 					tokenType: Punctuation,
@@ -1268,7 +1268,7 @@ func rakuRules() Rules {
 					pushState: true,
 				}),
 			},
-			{`{`, Punctuation, replaceRule(
+			{Pattern: `{`, Type: Punctuation, Mutator: replaceRule(
 				ruleReplacingConfig{
 					delimiter: []rune(`}`),
 					tokenType: Punctuation,
@@ -1277,7 +1277,7 @@ func rakuRules() Rules {
 					pushState: true,
 				}),
 			},
-			{`\s*`, Text, nil},
+			{Pattern: `\s*`, Type: Text, Mutator: nil},
 			Default(Pop(1)),
 		},
 	}
@@ -1496,7 +1496,7 @@ func makeRule(config ruleMakingConfig) *CompiledRule {
 	regex := regexp2.MustCompile(rePattern, regexp2.None)
 
 	cRule := &CompiledRule{
-		Rule:   Rule{rePattern, config.tokenType, config.mutator},
+		Rule:   Rule{Pattern: rePattern, Type: config.tokenType, Mutator: config.mutator},
 		Regexp: regex,
 	}
 
@@ -1508,16 +1508,16 @@ func colonPair(tokenClass TokenType) Emitter {
 	return EmitterFunc(func(groups []string, state *LexerState) Iterator {
 		iterators := []Iterator{}
 		tokens := []Token{
-			{Punctuation, state.NamedGroups[`colon`]},
-			{Punctuation, state.NamedGroups[`opening_delimiters`]},
-			{Punctuation, state.NamedGroups[`closing_delimiters`]},
+			{Type: Punctuation, Value: state.NamedGroups[`colon`]},
+			{Type: Punctuation, Value: state.NamedGroups[`opening_delimiters`]},
+			{Type: Punctuation, Value: state.NamedGroups[`closing_delimiters`]},
 		}
 
 		// Append colon
 		iterators = append(iterators, Literator(tokens[0]))
 
 		if tokenClass == NameAttribute {
-			iterators = append(iterators, Literator(Token{NameAttribute, state.NamedGroups[`key`]}))
+			iterators = append(iterators, Literator(Token{Type: NameAttribute, Value: state.NamedGroups[`key`]}))
 		} else {
 			var keyTokenState string
 			keyre := regexp.MustCompile(`^\d+$`)
@@ -1586,11 +1586,11 @@ func quote(groups []string, state *LexerState) Iterator {
 	adverbsStr := state.NamedGroups[`adverbs`]
 	iterators := []Iterator{}
 	tokens := []Token{
-		{Keyword, keyword},
-		{StringAffix, adverbsStr},
-		{Text, state.NamedGroups[`ws`]},
-		{Punctuation, state.NamedGroups[`opening_delimiters`]},
-		{Punctuation, state.NamedGroups[`closing_delimiters`]},
+		{Type: Keyword, Value: keyword},
+		{Type: StringAffix, Value: adverbsStr},
+		{Type: Text, Value: state.NamedGroups[`ws`]},
+		{Type: Punctuation, Value: state.NamedGroups[`opening_delimiters`]},
+		{Type: Punctuation, Value: state.NamedGroups[`closing_delimiters`]},
 	}
 
 	// Append all tokens before dealing with the main string
@@ -1668,15 +1668,15 @@ func podConfig(groups []string, state *LexerState) Iterator {
 func podCode(groups []string, state *LexerState) Iterator {
 	iterators := []Iterator{}
 	tokens := []Token{
-		{Comment, state.NamedGroups[`ws`]},
-		{Keyword, state.NamedGroups[`keyword`]},
-		{Keyword, state.NamedGroups[`ws2`]},
-		{Keyword, state.NamedGroups[`name`]},
-		{StringDoc, state.NamedGroups[`value`]},
-		{Comment, state.NamedGroups[`ws3`]},
-		{Keyword, state.NamedGroups[`end_keyword`]},
-		{Keyword, state.NamedGroups[`ws4`]},
-		{Keyword, state.NamedGroups[`name`]},
+		{Type: Comment, Value: state.NamedGroups[`ws`]},
+		{Type: Keyword, Value: state.NamedGroups[`keyword`]},
+		{Type: Keyword, Value: state.NamedGroups[`ws2`]},
+		{Type: Keyword, Value: state.NamedGroups[`name`]},
+		{Type: StringDoc, Value: state.NamedGroups[`value`]},
+		{Type: Comment, Value: state.NamedGroups[`ws3`]},
+		{Type: Keyword, Value: state.NamedGroups[`end_keyword`]},
+		{Type: Keyword, Value: state.NamedGroups[`ws4`]},
+		{Type: Keyword, Value: state.NamedGroups[`name`]},
 	}
 
 	// Append all tokens before dealing with the pod config
