@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 )
@@ -236,4 +237,101 @@ func growLog(b *testing.B, path string, size int64) int64 {
 		b.Fatal(err)
 	}
 	return written
+}
+
+// BenchmarkProcessVersusCrush runs crush, when its binary is on PATH, on the
+// workload of BenchmarkProcess100ToolTurns (50 file reads and 50 shell
+// echoes, instant model replies from the same fake server), beside Guildhall
+// in the same loop, and reports both figures and their ratio. crush reads
+// its provider from a crush.json in the workspace; its tools are "view" and
+// "bash", and it ends on a reply without tool calls.
+func BenchmarkProcessVersusCrush(b *testing.B) {
+	crush, err := exec.LookPath("crush")
+	if err != nil {
+		b.Skip("crush is not on PATH")
+	}
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	var gh, cr usage
+	for i := 0; i < b.N; i++ {
+		m := crushRun(b, crush)
+		cr.cpu, cr.wall, cr.peakRSS = cr.cpu+m.cpu, cr.wall+m.wall, max(cr.peakRSS, m.peakRSS)
+		g := guildhallRun(b, bin)
+		gh.cpu, gh.wall, gh.peakRSS = gh.cpu+g.cpu, gh.wall+g.wall, max(gh.peakRSS, g.peakRSS)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(gh.cpu.Milliseconds())/n, "guildhall-cpu-ms/run")
+	b.ReportMetric(float64(cr.cpu.Milliseconds())/n, "crush-cpu-ms/run")
+	b.ReportMetric(float64(cr.cpu)/float64(max(gh.cpu, 1)), "crush/guildhall-cpu")
+	b.ReportMetric(float64(cr.wall)/float64(max(gh.wall, 1)), "crush/guildhall-wall")
+	b.ReportMetric(float64(cr.peakRSS)/float64(max(gh.peakRSS, 1)), "crush/guildhall-rss")
+}
+
+func hundredTurns(read, shell func(t int) fakellm.Call, last fakellm.Reply) []fakellm.Reply {
+	var turns []fakellm.Reply
+	for t := 0; t < 100; t++ {
+		c := shell(t)
+		if t%2 == 0 {
+			c = read(t)
+		}
+		turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{c}})
+	}
+	return append(turns, last)
+}
+
+func guildhallRun(b *testing.B, bin string) usage {
+	f := fakellm.New()
+	defer f.Close()
+	f.Queue("solo", hundredTurns(
+		func(int) fakellm.Call {
+			return fakellm.Call{Name: "read_file", Args: map[string]string{"path": "notes.txt"}}
+		},
+		func(t int) fakellm.Call {
+			return fakellm.Call{Name: "run_shell", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}
+		},
+		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})...)
+	ws := b.TempDir()
+	guild := filepath.Join(ws, "guild")
+	_ = os.MkdirAll(filepath.Join(guild, "prompts"), 0o755)
+	_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
+	_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
+	_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
+	m, out, err := measure(exec.Command(bin, "run", "--workspace", ws, "--guild", guild, "--base-url", f.BaseURL(),
+		"--model", "fake-model", "--no-input", "--json", "--sandbox", "none", "do 100 turns"))
+	if err != nil {
+		b.Fatalf("guildhall: %v\n%s", err, out)
+	}
+	return m
+}
+
+func crushRun(b *testing.B, crush string) usage {
+	f := fakellm.New()
+	defer f.Close()
+	// The marker in the prompt puts every request of crush's, whatever its
+	// system prompt, in one queue.
+	f.Queue("solo", hundredTurns(
+		func(int) fakellm.Call {
+			return fakellm.Call{Name: "view", Args: map[string]string{"file_path": "notes.txt"}}
+		},
+		func(t int) fakellm.Call {
+			return fakellm.Call{Name: "bash", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}
+		},
+		fakellm.Reply{Content: "done"})...)
+	ws := b.TempDir()
+	_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
+	cfg := `{"providers":{"fake":{"name":"fake","type":"openai-compat","base_url":"` + f.BaseURL() + `","api_key":"none",` +
+		`"models":[{"id":"fake-model","name":"fake","context_window":32768,"default_max_tokens":1024}]}},` +
+		`"models":{"large":{"provider":"fake","model":"fake-model"},"small":{"provider":"fake","model":"fake-model"}},` +
+		`"permissions":{"allowed_tools":["view","bash"]}}`
+	_ = os.WriteFile(filepath.Join(ws, "crush.json"), []byte(cfg), 0o644)
+	cmd := exec.Command(crush, "run", "[role:solo] do 100 turns")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "HOME="+b.TempDir(), "XDG_CONFIG_HOME="+b.TempDir(), "XDG_DATA_HOME="+b.TempDir())
+	m, out, err := measure(cmd)
+	if err != nil {
+		b.Fatalf("crush: %v\n%s", err, out)
+	}
+	return m
 }
