@@ -82,3 +82,5 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+replace github.com/alecthomas/chroma/v2 => ./third_party/chroma

@@ -395,7 +395,7 @@ func TestHostileSandboxTIOCSTI(t *testing.T) {
 
 // openPTY opens a pseudo-terminal and returns its master and the slave's
 // path.
-func openPTY(t *testing.T) (*os.File, string) {
+func openPTY(t testing.TB) (*os.File, string) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {

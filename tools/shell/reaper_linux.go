@@ -3,7 +3,6 @@ package shell
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -74,24 +73,43 @@ func reap(pid int, deadline time.Time) {
 
 // children lists this process's children: /proc/self/task/*/children
 // (each thread's own), or a scan of /proc when the kernel lacks that file.
+//
+// It runs after every shell command, so it reads the task directory once and
+// then each thread's file by name: filepath.Glob would also list every
+// thread's directory of some fifty entries to match "children" in it.
 func children() []int {
-	tasks, _ := filepath.Glob("/proc/self/task/*/children")
-	if len(tasks) == 0 {
+	tasks, err := taskIDs()
+	if err != nil {
 		return scanChildren()
 	}
 	var out []int
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
+	read := 0
+	for _, tid := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + tid + "/children")
 		if err != nil {
 			continue
 		}
+		read++
 		for _, field := range bytes.Fields(b) {
 			if pid, err := strconv.Atoi(string(field)); err == nil {
 				out = append(out, pid)
 			}
 		}
 	}
+	if read == 0 { // a kernel without the children files
+		return scanChildren()
+	}
 	return out
+}
+
+// taskIDs lists this process's threads.
+func taskIDs() ([]string, error) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }
 
 // scanChildren finds the processes whose parent is this one.

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// BenchmarkProcessDemoFirstFrame measures `guildhall demo` from exec to its
+// first frame of the console, on a pseudo-terminal of 100x30 that answers
+// the queries a real terminal answers (background colour, cursor position,
+// device attributes): without answers the program waits for each query's
+// timeout instead. It reports the wall time, the CPU the process had used
+// then, and its peak RSS then.
+func BenchmarkProcessDemoFirstFrame(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	var wall, cpu time.Duration
+	var rss int64
+	for i := 0; i < b.N; i++ {
+		w, c, r := demoFirstFrame(b, bin)
+		wall += w
+		cpu += c
+		rss = max(rss, r)
+	}
+	b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N), "wall-ms/frame")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/frame")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+}
+
+// firstFrameMark is text of the console's first frame: its header's first
+// words, which Bubble Tea writes with the rest of the first View.
+const firstFrameMark = " Guildhall ["
+
+func demoFirstFrame(b *testing.B, bin string) (wall, cpu time.Duration, rss int64) {
+	master, slave := openPTY(b)
+	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
+		b.Fatal(err)
+	}
+	tty, err := os.OpenFile(slave, os.O_RDWR, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tty.Close()
+	cmd := exec.Command(bin, "demo", "--speed", "0", "--into", filepath.Join(b.TempDir(), "ws"))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
+	var seen []byte
+	buf := make([]byte, 64<<10)
+	deadline := start.Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		_ = master.SetReadDeadline(deadline)
+		n, err := master.Read(buf)
+		if err != nil {
+			b.Fatalf("reading the terminal: %v\n%q", err, seen[max(0, len(seen)-2000):])
+		}
+		seen = append(seen, buf[:n]...)
+		answerQueries(master, buf[:n])
+		if bytes.Contains(seen, []byte(firstFrameMark)) {
+			wall = time.Since(start)
+			cpu = procCPU(b, proc)
+			rss, _ = highWaterRSS(proc + "/status")
+			return wall, cpu, rss
+		}
+	}
+	b.Fatalf("no first frame within 10 s:\n%q", seen[max(0, len(seen)-2000):])
+	return
+}
+
+// answerQueries replies as xterm would to the queries in out.
+func answerQueries(master *os.File, out []byte) {
+	for _, q := range []struct{ query, reply string }{
+		{"\x1b]11;?", "\x1b]11;rgb:1c1c/1c1c/1c1c\x1b\\"}, // background colour
+		{"\x1b]10;?", "\x1b]10;rgb:dddd/dddd/dddd\x1b\\"}, // foreground colour
+		{"\x1b[6n", "\x1b[1;1R"},                          // cursor position
+		{"\x1b[c", "\x1b[?62;22c"},                        // primary device attributes
+		{"\x1b[?u", "\x1b[?0u"},                           // keyboard enhancements
+	} {
+		for range bytes.Count(out, []byte(q.query)) {
+			_, _ = master.WriteString(q.reply)
+		}
+	}
+}
+
+// procCPU is the user+system CPU a live process has used (clock ticks of
+// 10 ms, so a figure per frame is an average over many runs).
+func procCPU(b *testing.B, proc string) time.Duration {
+	raw, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := bytes.LastIndexByte(raw, ')')
+	f := strings.Fields(string(raw[i+1:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// BenchmarkProcessResume100MB measures `guildhall resume` of a run whose
+// event log is 100 MB: the demo killed (SIGKILL) early, its log then grown
+// with tool calls and results of 4 KiB until it passes 100 MB. Each
+// iteration resumes a fresh copy to the end of the run and reports its CPU,
+// wall time and peak RSS: reading the backlog, counting the log's lines to
+// append after them, and the rest of the run.
+func BenchmarkProcessResume100MB(b *testing.B) {
+	if testing.Short() {
+		b.Skip("writes 100 MB and runs the binary")
+	}
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	// The records are sealed for the workspace's path, so each iteration
+	// resumes a copy put back at the path the run was recorded at.
+	dir, id := killedDemo(b, bin, 12)
+	logPath, err := store.Workspace{Dir: dir}.LogPath(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := growLog(b, logPath, 100<<20)
+	base := filepath.Join(b.TempDir(), "base")
+	if err := os.Rename(dir, base); err != nil {
+		b.Fatal(err)
+	}
+	var cpu, wall time.Duration
+	var rss int64
+	for i := 0; i < b.N; i++ {
+		_ = os.RemoveAll(dir)
+		if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
+			b.Fatalf("copy: %v\n%s", err, out)
+		}
+		m, out, err := measure(exec.Command(bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", id))
+		if err != nil {
+			b.Fatalf("resume: %v\n%s", err, out[max(0, len(out)-2000):])
+		}
+		if meta, err := (store.Workspace{Dir: dir}).ReadMeta(id); err != nil || meta.Status != store.StatusSuccess {
+			b.Fatalf("the resumed run did not finish: %+v %v", meta, err)
+		}
+		cpu += m.cpu
+		wall += m.wall
+		rss = max(rss, m.peakRSS)
+	}
+	b.ReportMetric(float64(size)/(1<<20), "log-MiB")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/run")
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms/run")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+}
+
+// killedDemo runs the headless demo into a new workspace and kills it once
+// its log has at lines, returning the workspace and the run's id.
+func killedDemo(b *testing.B, bin string, at int) (string, string) {
+	dir := filepath.Join(b.TempDir(), "ws")
+	cmd := exec.Command(bin, "demo", "--headless", "--speed", "0.1", "--no-input", "--into", dir)
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for logLines(dir) < at && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	ids, err := store.Workspace{Dir: dir}.ListRunIDs()
+	if err != nil || len(ids) != 1 {
+		b.Fatalf("the killed demo recorded %d runs: %v", len(ids), err)
+	}
+	return dir, ids[0]
+}
+
+// growLog drops a torn last line, then appends pairs of tool_call and
+// tool_result events of the orchestrator until the log reaches size bytes,
+// and returns its size.
+func growLog(b *testing.B, path string, size int64) int64 {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw = raw[:bytes.LastIndexByte(raw, '\n')+1]
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	_, _ = w.Write(raw)
+	written := int64(len(raw))
+	result, _ := json.Marshal(map[string]string{"kind": "success", "data": strings.Repeat("lorem ipsum dolor sit amet ", 150)})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for n := 0; written < size; n++ {
+		id := "pad-" + strconv.Itoa(n)
+		for _, e := range []struct {
+			typ event.Type
+			p   any
+		}{
+			{event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: id, Arguments: `{"path":"README.md"}`}},
+			{event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: id, Kind: "success", Result: result, ElapsedMs: 1}},
+		} {
+			ev, err := event.New(t0.Add(time.Duration(n)*time.Millisecond), e.typ, e.p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			line, err := json.Marshal(ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = w.Write(append(line, '\n'))
+			written += int64(len(line)) + 1
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	return written
+}
+
+// BenchmarkProcessVersusCrush runs crush, when its binary is on PATH, on the
+// workload of BenchmarkProcess100ToolTurns (50 file reads and 50 shell
+// echoes, instant model replies from the same fake server), beside Guildhall
+// in the same loop, and reports both figures and their ratio. crush reads
+// its provider from a crush.json in the workspace; its tools are "view" and
+// "bash", and it ends on a reply without tool calls.
+func BenchmarkProcessVersusCrush(b *testing.B) {
+	crush, err := exec.LookPath("crush")
+	if err != nil {
+		b.Skip("crush is not on PATH")
+	}
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	var gh, cr usage
+	for i := 0; i < b.N; i++ {
+		m := crushRun(b, crush)
+		cr.cpu, cr.wall, cr.peakRSS = cr.cpu+m.cpu, cr.wall+m.wall, max(cr.peakRSS, m.peakRSS)
+		g := guildhallRun(b, bin)
+		gh.cpu, gh.wall, gh.peakRSS = gh.cpu+g.cpu, gh.wall+g.wall, max(gh.peakRSS, g.peakRSS)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(gh.cpu.Milliseconds())/n, "guildhall-cpu-ms/run")
+	b.ReportMetric(float64(cr.cpu.Milliseconds())/n, "crush-cpu-ms/run")
+	b.ReportMetric(float64(cr.cpu)/float64(max(gh.cpu, 1)), "crush/guildhall-cpu")
+	b.ReportMetric(float64(cr.wall)/float64(max(gh.wall, 1)), "crush/guildhall-wall")
+	b.ReportMetric(float64(cr.peakRSS)/float64(max(gh.peakRSS, 1)), "crush/guildhall-rss")
+}
+
+func hundredTurns(read, shell func(t int) fakellm.Call, last fakellm.Reply) []fakellm.Reply {
+	var turns []fakellm.Reply
+	for t := 0; t < 100; t++ {
+		c := shell(t)
+		if t%2 == 0 {
+			c = read(t)
+		}
+		turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{c}})
+	}
+	return append(turns, last)
+}
+
+func guildhallRun(b *testing.B, bin string) usage {
+	f := fakellm.New()
+	defer f.Close()
+	f.Queue("solo", hundredTurns(
+		func(int) fakellm.Call {
+			return fakellm.Call{Name: "read_file", Args: map[string]string{"path": "notes.txt"}}
+		},
+		func(t int) fakellm.Call {
+			return fakellm.Call{Name: "run_shell", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}
+		},
+		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})...)
+	ws := b.TempDir()
+	guild := filepath.Join(ws, "guild")
+	_ = os.MkdirAll(filepath.Join(guild, "prompts"), 0o755)
+	_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
+	_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
+	_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
+	m, out, err := measure(exec.Command(bin, "run", "--workspace", ws, "--guild", guild, "--base-url", f.BaseURL(),
+		"--model", "fake-model", "--no-input", "--json", "--sandbox", "none", "do 100 turns"))
+	if err != nil {
+		b.Fatalf("guildhall: %v\n%s", err, out)
+	}
+	return m
+}
+
+func crushRun(b *testing.B, crush string) usage {
+	f := fakellm.New()
+	defer f.Close()
+	// The marker in the prompt puts every request of crush's, whatever its
+	// system prompt, in one queue.
+	f.Queue("solo", hundredTurns(
+		func(int) fakellm.Call {
+			return fakellm.Call{Name: "view", Args: map[string]string{"file_path": "notes.txt"}}
+		},
+		func(t int) fakellm.Call {
+			return fakellm.Call{Name: "bash", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}
+		},
+		fakellm.Reply{Content: "done"})...)
+	ws := b.TempDir()
+	_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
+	cfg := `{"providers":{"fake":{"name":"fake","type":"openai-compat","base_url":"` + f.BaseURL() + `","api_key":"none",` +
+		`"models":[{"id":"fake-model","name":"fake","context_window":32768,"default_max_tokens":1024}]}},` +
+		`"models":{"large":{"provider":"fake","model":"fake-model"},"small":{"provider":"fake","model":"fake-model"}},` +
+		`"permissions":{"allowed_tools":["view","bash"]}}`
+	_ = os.WriteFile(filepath.Join(ws, "crush.json"), []byte(cfg), 0o644)
+	cmd := exec.Command(crush, "run", "[role:solo] do 100 turns")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "HOME="+b.TempDir(), "XDG_CONFIG_HOME="+b.TempDir(), "XDG_DATA_HOME="+b.TempDir())
+	m, out, err := measure(cmd)
+	if err != nil {
+		b.Fatalf("crush: %v\n%s", err, out)
+	}
+	return m
+}
