@@ -124,8 +124,8 @@ type Session struct {
 
 // Dial connects to the console at cfg.URL, checks the token, and reads the
 // followed run's events so far before it returns, so that the first
-// Subscribe has the whole backlog. The session ends when ctx does, when
-// Close is called, or when the console goes away (Ended, Err).
+// Subscribe has the whole backlog. ctx bounds the dial only: the session
+// ends when Close is called or when the console goes away (Ended, Err).
 func Dial(ctx context.Context, cfg Config) (*Session, error) {
 	base, err := url.Parse(cfg.URL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
@@ -149,7 +149,9 @@ func Dial(ctx context.Context, cfg Config) (*Session, error) {
 		// environment would be handed the token.
 		hc = &http.Client{Transport: &http.Transport{Proxy: nil}}
 	}
-	sctx, stop := context.WithCancel(ctx)
+	// ctx bounds the dial; the session lives until Close or its console
+	// goes away.
+	sctx, stop := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, base: base, hc: hc, bus: runner.NewBus(), ctx: sctx, stop: stop,
 		seq: -1, ended: make(chan struct{}), streamUp: make(chan struct{}),
 		health: runner.HealthView{State: runner.HealthOK}}

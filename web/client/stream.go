@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -117,11 +118,15 @@ func (s *Session) readStream(ready func()) (connected bool, err error) {
 	}
 	// A stream that sends nothing, not even its keep-alive comment, is
 	// dead: closing the body ends the read, and the loop reconnects.
-	idle := time.AfterFunc(s.cfg.IdleTimeout, func() { resp.Body.Close() })
+	var silent atomic.Bool
+	idle := time.AfterFunc(s.cfg.IdleTimeout, func() { silent.Store(true); resp.Body.Close() })
 	defer idle.Stop()
 	br := bufio.NewReaderSize(&touchReader{r: resp.Body, touch: func() { idle.Reset(s.cfg.IdleTimeout) }}, 64<<10)
 	for {
 		m, err := readMessage(br)
+		if silent.Load() {
+			return true, fmt.Errorf("GET /api/stream: the console sent nothing for %v", s.cfg.IdleTimeout)
+		}
 		if err != nil {
 			return true, err
 		}
