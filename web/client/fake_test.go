@@ -176,7 +176,7 @@ func (f *fakeSession) Interrupt(runID, kind, message string) error {
 	return f.control(kind+":"+message, runID)
 }
 
-func (f *fakeSession) InterruptPending(string) bool  { return false }
+func (f *fakeSession) InterruptPending(string) bool { return false }
 func (f *fakeSession) Pause(runID string) error     { return f.control("pause", runID) }
 func (f *fakeSession) Resume(runID string) error    { return f.control("resume", runID) }
 func (f *fakeSession) Terminate(runID string) error { return f.control("terminate", runID) }
