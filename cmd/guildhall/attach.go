@@ -49,9 +49,6 @@ question wins, and the others are told.`,
 					return usageErr(err)
 				}
 			}
-			if err := needTerminal(cmd, nil); err != nil {
-				return err
-			}
 			return attach(cmd, common, runID)
 		},
 	}
@@ -83,6 +80,11 @@ func attach(cmd *cobra.Command, common *commonFlags, runID string) error {
 		return &exitCodeError{code: exitError, err: fmt.Errorf("no run is live in %s: its console (pid %d) runs nothing now; `guildhall runs` lists the runs", rec.Workspace, rec.PID)}
 	case runID != "" && runID != live:
 		return &exitCodeError{code: exitError, err: fmt.Errorf("run %s is not live: the live run of %s is %s (attach with `guildhall attach %s`)", runID, rec.Workspace, live, live)}
+	}
+	// The console is found and checked first: its errors say more than
+	// the want of a terminal.
+	if err := needTerminal(cmd, nil); err != nil {
+		return err
 	}
 	effort, err := resolveEffort(common.effort, ws)
 	if err != nil {

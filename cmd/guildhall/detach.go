@@ -59,6 +59,14 @@ func newConsoleSignals() *consoleSignals {
 // console's input can fail on the hung-up terminal a moment before the
 // signal is delivered.
 func (cs *consoleSignals) hungUp(wait time.Duration) bool {
+	select {
+	case <-cs.hup:
+		return true
+	default:
+	}
+	if wait <= 0 {
+		return false
+	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
