@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,8 +164,14 @@ func TestDetachAndAttachUnderTmux(t *testing.T) {
 		t.Error("the detach message carries the token")
 	}
 
+	// guildhall runs marks it attachable.
+	r := h.run(h.root, 0, "runs", "--workspace", ws)
+	if !regexp.MustCompile(regexp.QuoteMeta(runID) + `\s+running\s+attach\s`).MatchString(r.stdout) {
+		t.Errorf("runs does not mark the run attachable:\n%s", r)
+	}
+
 	// The wrong run, and no terminal: errors, while the run waits.
-	r := h.run(h.root, 0, "attach", "run-20000101-000000", "--workspace", ws)
+	r = h.run(h.root, 0, "attach", "run-20000101-000000", "--workspace", ws)
 	if r.code != exitError || !strings.Contains(r.stderr, "run run-20000101-000000 is not live: the live run of "+canon+" is "+runID) {
 		t.Errorf("attach to a run that is not live:\n%s", r)
 	}
@@ -219,6 +226,10 @@ func TestDetachAndAttachUnderTmux(t *testing.T) {
 	waitUntil(t, "the console's exit", 30*time.Second, func() bool { return !alivePID(rec.PID) })
 	if _, err := os.Stat(filepath.Join(h.discoveryDir(), discovery.FileName(canon))); !os.IsNotExist(err) {
 		t.Errorf("the discovery file outlived the console: %v", err)
+	}
+	r = h.run(h.root, 0, "runs", "--workspace", ws)
+	if !regexp.MustCompile(regexp.QuoteMeta(runID) + `\s+success\s+standard`).MatchString(r.stdout) || strings.Contains(r.stdout, "attach") {
+		t.Errorf("runs after the run:\n%s", r)
 	}
 	tm.tmux("send-keys", "-t", "a", "Escape") // the result card covers the banner
 	tm.waitFor("a", "Detached: the console stopped answering")
