@@ -228,7 +228,7 @@ func TestDetachAndAttachUnderTmux(t *testing.T) {
 		t.Errorf("the discovery file outlived the console: %v", err)
 	}
 	r = h.run(h.root, 0, "runs", "--workspace", ws)
-	if !regexp.MustCompile(regexp.QuoteMeta(runID) + `\s+success\s+standard`).MatchString(r.stdout) || strings.Contains(r.stdout, "attach") {
+	if !regexp.MustCompile(regexp.QuoteMeta(runID)+`\s+success\s+standard`).MatchString(r.stdout) || strings.Contains(r.stdout, "attach") {
 		t.Errorf("runs after the run:\n%s", r)
 	}
 	tm.tmux("send-keys", "-t", "a", "Escape") // the result card covers the banner
