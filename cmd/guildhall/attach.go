@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tui"
 	"github.com/guildhall/guildhall/web/client"
@@ -94,6 +95,11 @@ func attach(cmd *cobra.Command, common *commonFlags, runID string) error {
 		Labels: sess.Labels(), Effort: effort, Attached: true, Context: ctx,
 		Setup:  strings.Join(sess.Setup(), " · "),
 		Notice: fmt.Sprintf("Attached to run %s of pid %d: q detaches this terminal, the run goes on.", live, rec.PID),
+	}
+	// Thread titles already made (by the console's model) are shown; the
+	// attached terminal has no model to make new ones.
+	opts.Summarize = func(ctx context.Context, runID string) (string, string, error) {
+		return runner.ThreadSummary(ctx, nil, "", ws, runID)
 	}
 	if q := sess.Queue(); q != nil {
 		opts.Queue = q

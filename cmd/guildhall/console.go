@@ -234,11 +234,16 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		addr, noteOut = "127.0.0.1:0", cmd.ErrOrStderr()
 	}
 	url, stopWeb, err := serveWebAt(ctx, addr, common, sess, s, sched, noteOut)
-	if err != nil {
+	switch {
+	case err != nil && common.web != "":
 		sess.Close()
 		return err
+	case err != nil:
+		// Without loopback the console still works; only attach needs it.
+		notes.note("guildhall attach cannot reach this console: " + err.Error())
+	default:
+		defer stopWeb()
 	}
-	defer stopWeb()
 	if common.web != "" {
 		opts.Notice = "browser console: " + url
 		fmt.Fprintln(notes, opts.Notice)

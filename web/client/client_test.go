@@ -33,7 +33,7 @@ type console struct {
 	resumed atomic.Value // the last Last-Event-ID sent
 }
 
-func newConsole(t *testing.T) *console {
+func newConsole(t testing.TB) *console {
 	t.Helper()
 	g, err := runner.LoadGuild(seed.Guild(), "seed")
 	if err != nil {
@@ -60,7 +60,7 @@ func newConsole(t *testing.T) *console {
 	return c
 }
 
-func (c *console) dial(t *testing.T, mutate ...func(*client.Config)) *client.Session {
+func (c *console) dial(t testing.TB, mutate ...func(*client.Config)) *client.Session {
 	t.Helper()
 	cfg := client.Config{URL: c.ts.URL + "/", Token: c.token, Workspace: c.fs.ws, GiveUp: 2 * time.Second}
 	for _, m := range mutate {
@@ -399,5 +399,48 @@ func TestSessionEndsWhenTheConsoleGoes(t *testing.T) {
 	}
 	if !errors.Is(s.Err(), client.ErrConsoleGone) {
 		t.Errorf("Err = %v, want ErrConsoleGone", s.Err())
+	}
+}
+
+// BenchmarkStreamEvent is the cost of one log event from the console's
+// session to an attached terminal's subscription: log append, the
+// server's live view and stream, SSE over loopback, decode, local bus.
+func BenchmarkStreamEvent(b *testing.B) {
+	c := newConsole(b)
+	c.fs.start(b, "bench")
+	s := c.dial(b)
+	_, sub := s.Subscribe(1 << 16)
+	p := event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", Arguments: `{"path":"README.md"}`}
+	b.ResetTimer()
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < b.N; i++ {
+			<-sub.C
+		}
+		close(done)
+	}()
+	for i := 0; i < b.N; i++ {
+		c.fs.emit(b, event.ToolCall, p)
+	}
+	<-done
+}
+
+// BenchmarkAttachCatchUp10k is the cost of attaching to a run with 10,000
+// logged events: Dial reads them all (from the log, through the stream)
+// before it returns.
+func BenchmarkAttachCatchUp10k(b *testing.B) {
+	c := newConsole(b)
+	c.fs.start(b, "long")
+	p := event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", Arguments: `{"path":"README.md"}`}
+	for i := 0; i < 9999; i++ {
+		c.fs.emit(b, event.ToolCall, p)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := c.dial(b)
+		if backlog, _ := s.Subscribe(16); len(backlog) != 10000 {
+			b.Fatalf("backlog %d", len(backlog))
+		}
+		_ = s.Close()
 	}
 }
