@@ -65,6 +65,9 @@ type Options struct {
 	// Endpoint, when set, lets the console retry the model endpoint and
 	// change its settings for the session (endpoint.go).
 	Endpoint Endpoint
+	// Attached says the session is remote (guildhall attach): another
+	// process runs the run, and quitting only detaches this terminal.
+	Attached bool
 	// EndpointProblem, when set, is why the endpoint did not answer at
 	// start: the console opens with the endpoint dialog, and Task waits
 	// until the endpoint answers.
@@ -315,7 +318,7 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 	case event.HumanAnswer:
 		var p event.HumanAnswerPayload
 		if e.Decode(&p) == nil {
-			m.closeQuestion(p.ID, p.Source)
+			m.closeQuestion(p.ID)
 		}
 	case event.RunStatus:
 		if m.live.card != nil && m.view == m.live {
@@ -382,17 +385,16 @@ func (m *Model) addQuestion(runID string, p event.AskHumanPayload) {
 
 // closeQuestion drops an answered question; a note says when another
 // client answered it first.
-func (m *Model) closeQuestion(id, source string) {
+func (m *Model) closeQuestion(id string) {
 	for i, q := range m.questions {
 		if q.q.ID != id {
 			continue
 		}
-		switch {
-		case !m.started:
-		case !q.sent || (source != "" && source != "terminal"):
+		// An answer this console sent learns from its own outcome whether
+		// it won (answerDoneMsg): the event's source cannot tell two
+		// attached terminals apart.
+		if m.started && !q.sent {
 			m.notice = "The question was answered from another client."
-		default:
-			m.notice = "Answer sent."
 		}
 		m.questions = append(m.questions[:i], m.questions[i+1:]...)
 		if i == 0 {
@@ -505,6 +507,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case subClosedMsg:
+		if es, ok := m.sess.(EndingSession); ok && es.Err() != nil {
+			m.notice = "Detached: " + render.SanitizeLine(es.Err().Error())
+		}
 		return m, nil
 	case tickMsg:
 		m.ticking = false
@@ -524,9 +529,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case answerDoneMsg:
-		if msg.err != nil {
+		if msg.err == nil {
+			m.notice = "Answer sent."
+		} else {
 			if isAlreadyAnswered(msg.err) {
-				m.closeQuestion(msg.id, "elsewhere")
+				m.closeQuestion(msg.id)
+				m.notice = "Already answered from another client: your answer was not used."
 			} else {
 				m.notice = "The answer was not delivered: " + render.SanitizeLine(msg.err.Error())
 				if len(m.questions) > 0 && m.questions[0].q.ID == msg.id {

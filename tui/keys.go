@@ -261,7 +261,8 @@ func (m *Model) toggleMouse() tea.Cmd {
 }
 
 func (m *Model) askQuit() tea.Cmd {
-	if m.runLive() {
+	// An attached console only lets go of the run: nothing to confirm.
+	if m.runLive() && !m.opts.Attached {
 		m.confirm = &confirmState{action: "quit", prompt: "A run is live. Quit? It stops at its next safe point and can be resumed later."}
 		return nil
 	}

@@ -40,6 +40,14 @@ type Session interface {
 
 var _ Session = (*runner.Session)(nil)
 
+// EndingSession is a Session that can end under the console: a remote one
+// whose console went away. When its subscription closes, Err says why and
+// the console shows it.
+type EndingSession interface {
+	Session
+	Err() error
+}
+
 // Messages the commands below return to Update.
 type (
 	// eventsMsg carries one or more live events, in bus order.

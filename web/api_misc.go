@@ -127,6 +127,9 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) {
 type answerBody struct {
 	ID     string `json:"id"`
 	Answer string `json:"answer"`
+	// Source names the answering client in the log: "browser" (the
+	// default) or "attach" (a terminal attached with guildhall attach).
+	Source string `json:"source,omitempty"`
 }
 
 func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
@@ -134,11 +137,14 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &in) {
 		return
 	}
-	if in.ID == "" || strings.TrimSpace(in.Answer) == "" {
+	if in.Source == "" {
+		in.Source = "browser"
+	}
+	if in.ID == "" || strings.TrimSpace(in.Answer) == "" || (in.Source != "browser" && in.Source != "attach") {
 		writeError(w, http.StatusBadRequest, "invalid_body")
 		return
 	}
-	switch err := s.sess.Answer(in.ID, in.Answer, "browser"); {
+	switch err := s.sess.Answer(in.ID, in.Answer, in.Source); {
 	case errors.Is(err, runner.ErrUnknownQuestion):
 		writeError(w, http.StatusNotFound, "unknown_question")
 	case errors.Is(err, runner.ErrAlreadyAnswered):

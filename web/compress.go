@@ -47,7 +47,7 @@ func acceptsGzip(r *http.Request) bool {
 // the client accepts it.
 func (g *gzipPool) compressJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/events" || r.Method == http.MethodHead || !acceptsGzip(r) {
+		if r.URL.Path == "/api/events" || r.URL.Path == "/api/stream" || r.Method == http.MethodHead || !acceptsGzip(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

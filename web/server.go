@@ -64,6 +64,8 @@ type Server struct {
 
 	views *viewCache
 	hub   *hub
+	// streamHub feeds GET /api/stream, the whole events (stream.go).
+	streamHub *streamHub
 
 	// queue is the optional task queue (WithQueue); nil without one.
 	queue Queue
@@ -127,7 +129,7 @@ func New(sess Session, guild *runner.Guild, version string, opts ...Option) (*Se
 	s := &Server{
 		sess: sess, guild: guild, version: version, labels: labels,
 		assets: assets.New(files), files: files,
-		views: newViewCache(sess.Workspace(), labels), hub: newHub(),
+		views: newViewCache(sess.Workspace(), labels), hub: newHub(), streamHub: newStreamHub(),
 		summaries: newSummaries(sess.Workspace()),
 		token:     token, guard: unboundGuard(token),
 	}
@@ -167,6 +169,7 @@ func (s *Server) follow(ctx context.Context, sub *runner.Subscription) {
 			}
 			runID := s.views.applyLive(e)
 			s.hub.publish(noticeFor(e, runID))
+			s.streamHub.publish(e, runID)
 		}
 	}
 }
@@ -257,6 +260,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/questions", s.handleQuestions)
 	mux.HandleFunc("POST /api/answer", s.handleAnswer)
 	mux.HandleFunc("GET /api/events", s.handleEvents)
+	mux.HandleFunc("GET /api/stream", s.handleStream)
 
 	mux.HandleFunc("GET /api/queue", s.handleQueueList)
 	mux.HandleFunc("POST /api/queue", s.handleQueueAdd)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
+	"time"
 
 	"golang.org/x/term"
 	"strings"
@@ -25,7 +28,9 @@ import (
 // runConsole opens the terminal console on the workspace; with a TASK
 // argument it submits the task at once.
 func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
-	ctx, stop := signalContext()
+	// Not SIGHUP: once the console is open, a hang-up detaches it
+	// (consoleSession) instead of ending the run.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 1 {
 		// A busy workspace only queues the task: do it before load probes
@@ -129,8 +134,9 @@ func queueTask(ctx context.Context, cmd *cobra.Command, common *commonFlags, ws 
 // which shows it: the console covers the terminal, and a line printed
 // before it opens would be hidden.
 func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task string) error {
-	ctx, stop := signalContext()
-	defer stop()
+	sig := newConsoleSignals()
+	defer sig.stop()
+	ctx := sig.ctx
 	ws := s.records
 	effort, err := resolveEffort(common.effort, ws)
 	if err != nil {
@@ -214,22 +220,44 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	} else if err != nil {
 		notes.note("the queue is unavailable: " + err.Error())
 	}
-	if common.web != "" {
-		var sched *runner.Scheduler
-		if q, ok := opts.Queue.(*runner.Scheduler); ok {
-			sched = q
-		}
-		url, stopWeb, err := serveWeb(ctx, common, sess, s, sched, notes)
-		if err != nil {
-			sess.Close()
-			return err
-		}
+	// The console always serves the API on loopback, so that a terminal
+	// can attach (guildhall attach) once this one goes away; only --web
+	// prints the browser URL. The token is in the 0600 discovery file.
+	var sched *runner.Scheduler
+	if q, ok := opts.Queue.(*runner.Scheduler); ok {
+		sched = q
+	}
+	addr, noteOut := common.web, io.Writer(notes)
+	if addr == "" {
+		// A failure to publish is for the terminal after the console
+		// closes, not a start-up note of the console.
+		addr, noteOut = "127.0.0.1:0", cmd.ErrOrStderr()
+	}
+	url, stopWeb, err := serveWebAt(ctx, addr, common, sess, s, sched, noteOut)
+	switch {
+	case err != nil && common.web != "":
+		sess.Close()
+		return err
+	case err != nil:
+		// Without loopback the console still works; only attach needs it.
+		notes.note("guildhall attach cannot reach this console: " + err.Error())
+	default:
 		defer stopWeb()
+	}
+	if common.web != "" {
 		opts.Notice = "browser console: " + url
 		fmt.Fprintln(notes, opts.Notice)
 	}
 	opts.Notes = notes.notes()
-	runErr := tui.Run(ctx, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
+	opts.Context = ctx // runs outlive the screen
+	ui, stopUI := sig.uiContext()
+	runErr := tui.Run(ui, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
+	stopUI()
+	if ctx.Err() == nil && sig.hungUp(hangUpWait(runErr)) {
+		// The terminal went away: the run goes on headless.
+		runErr = nil
+		runDetached(ctx, sess, s.workspace, cmd.ErrOrStderr())
+	}
 	if ctx.Err() != nil {
 		// A signal (or the terminal going away) ended the console: the
 		// live run gets the wind-down notice and its grace period.
@@ -264,4 +292,14 @@ func startScheduler(ctx context.Context, sess *runner.Session, errOut io.Writer)
 		}
 	}
 	return sched, nil
+}
+
+// hangUpWait is how long to wait for SIGHUP once the console's screen
+// ended: a moment when it failed (its terminal may have hung up just
+// before the signal came), not at all when the operator quit.
+func hangUpWait(runErr error) time.Duration {
+	if runErr != nil {
+		return 500 * time.Millisecond
+	}
+	return 0
 }

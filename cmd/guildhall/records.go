@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/trust"
 	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/web/discovery"
 )
 
 func newRunsCmd(common *commonFlags) *cobra.Command {
@@ -44,7 +46,8 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tEFFORT\tSTARTED\tSUMMARY")
+	live := liveRuns(ws)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tLIVE\tEFFORT\tSTARTED\tSUMMARY")
 	foreign := 0
 	for _, id := range ids {
 		m, err := ws.ReadMeta(id)
@@ -61,11 +64,14 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 			status = "foreign (" + status + ")"
 			foreign++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, status, render.SanitizeLine(m.Effort),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, status, live.of(m), render.SanitizeLine(m.Effort),
 			startedText(m), clipRunes(render.SanitizeLine(summary), 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if live.attachable > 0 {
+		fmt.Fprintln(out, "\nLIVE attach: the run goes on in a console you can attach to with `guildhall attach RUN_ID`.")
 	}
 	if foreign > 0 {
 		fmt.Fprintf(out, "\n%d foreign run(s): their records were not written by Guildhall for you (the integrity check failed),\nso they are never resumed or continued; `guildhall show RUN_ID` shows one read-only.\n", foreign)
@@ -421,4 +427,50 @@ it; a server that fails its probe fails the check.`,
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (keys the original ignores, a tool declared twice) as errors")
 	cmd.Flags().BoolVar(&probe, "probe", false, "start the deployment's MCP servers (each in its sandbox), list the tools each role may call, and stop them")
 	return cmd
+}
+
+// liveness says which runs are live: run by a process alive now, and
+// whether that process's console can be attached to.
+type liveness struct {
+	holder     *store.BusyError  // the process holding the workspace
+	console    *discovery.Record // the console serving the workspace, alive
+	attachable int
+}
+
+// liveRuns reads what tells a live run: the workspace lock (held by a
+// process now) and the operator's discovery file (its console).
+func liveRuns(ws store.Workspace) *liveness {
+	l := &liveness{holder: ws.Holder()}
+	loc, err := discovery.Locate(os.Getenv)
+	if err != nil {
+		return l
+	}
+	canon, err := discovery.Canonical(ws.Dir)
+	if err != nil {
+		return l
+	}
+	if rec, err := discovery.Lookup(loc, canon); err == nil && rec.Alive() {
+		l.console = &rec
+	}
+	return l
+}
+
+// of is a run's LIVE column: "attach" when the console that runs it
+// serves the workspace (the discovery file's pid is the one meta.json
+// records), "live" when a process holding the workspace runs it without a
+// console to attach to (a headless run), else empty. meta.json is sealed;
+// the lock file is the workspace's, so it alone never makes a run
+// attachable.
+func (l *liveness) of(m *store.Meta) string {
+	if m.Foreign || store.Terminal(m.Status) || m.PID <= 0 {
+		return ""
+	}
+	if l.console != nil && l.console.PID == m.PID {
+		l.attachable++
+		return "attach"
+	}
+	if l.holder != nil && l.holder.PID == m.PID && syscall.Kill(m.PID, 0) == nil {
+		return "live"
+	}
+	return ""
 }

@@ -186,10 +186,16 @@ func printSessionNotes(w io.Writer, sess *runner.Session) {
 // which takes the discovery file down; stop also runs when ctx ends, and
 // running it twice is harmless. Without --web the URL is "".
 func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s *setup, sched *runner.Scheduler, notes io.Writer) (string, func(), error) {
-	nothing := func() {}
 	if common.web == "" {
-		return "", nothing, nil
+		return "", func() {}, nil
 	}
+	return serveWebAt(ctx, common.web, common, sess, s, sched, notes)
+}
+
+// serveWebAt serves the browser console and API at addr and publishes
+// its discovery file.
+func serveWebAt(ctx context.Context, addr string, common *commonFlags, sess *runner.Session, s *setup, sched *runner.Scheduler, notes io.Writer) (string, func(), error) {
+	nothing := func() {}
 	opts := []web.Option{web.WithSummarizer(s.provider, s.deployment.Model.Name), web.WithSetup(s.setupLines()...)}
 	if sched != nil {
 		opts = append(opts, web.WithQueue(sched))
@@ -198,9 +204,9 @@ func serveWeb(ctx context.Context, common *commonFlags, sess *runner.Session, s 
 	if err != nil {
 		return "", nothing, &exitCodeError{code: exitError, err: err}
 	}
-	url, err := srv.Serve(ctx, common.web)
+	url, err := srv.Serve(ctx, addr)
 	if err != nil {
-		return "", nothing, usageErr(fmt.Errorf("--web %s: %w", common.web, err))
+		return "", nothing, usageErr(fmt.Errorf("--web %s: %w", addr, err))
 	}
 	pub, err := publishConsole(url, srv.Token(), s.workspace)
 	if err != nil {

@@ -70,7 +70,19 @@ const (
 	// ToolCallsIgnored records the tool calls of a reply that were not run
 	// because an earlier call in the same reply (finish) ended the role.
 	ToolCallsIgnored Type = "tool_calls_ignored"
+	// ConsoleDetached records that the terminal of the console running the
+	// run went away and the run goes on headless in the same process, and
+	// how to attach to it again.
+	ConsoleDetached Type = "console_detached"
 )
+
+// ConsoleDetachedPayload: the console's process and the command that
+// attaches a terminal to the run (never the token: that is only in the
+// operator's discovery file).
+type ConsoleDetachedPayload struct {
+	PID    int    `json:"pid"`
+	Attach string `json:"attach"`
+}
 
 // Event is one line of log.jsonl: {timestamp, type, payload}.
 type Event struct {

@@ -14,3 +14,9 @@ func publish(loc Location, name string, data []byte) error {
 }
 
 func remove(loc Location, name string, rec Record) error { return nil }
+
+func read(loc Location, name string) ([]byte, error) { return nil, ErrNotFound }
+
+func names(loc Location) ([]string, error) { return nil, nil }
+
+func alive(pid int) bool { return false }
