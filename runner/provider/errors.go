@@ -32,9 +32,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -275,7 +277,7 @@ func retryAfter(h http.Header, now time.Time) float64 {
 // option.Middleware.
 func classifyMiddleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	replayOnDeadConnection(req)
-	resp, err := next(req)
+	resp, err := sendAgainOnWriteFailure(req, next)
 	if err != nil || resp == nil {
 		return resp, err
 	}
@@ -306,6 +308,37 @@ func replayOnDeadConnection(req *http.Request) {
 	if _, ok := req.Header["X-Idempotency-Key"]; !ok {
 		req.Header["X-Idempotency-Key"] = nil
 	}
+}
+
+// sendAgainOnWriteFailure is next(req), sent once more when writing it
+// failed on a kept-alive connection that turned out to be closed. That is
+// the same dead connection as above, found a moment later: the server
+// closed it before reading the call, and the transport saw the close while
+// it was still writing the body. net/http replays a request only when not
+// one byte of it was written, so it reports the write as a network failure
+// of a call the server never saw.
+func sendAgainOnWriteFailure(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	var reused atomic.Bool
+	ctx := httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { reused.Store(info.Reused) },
+	})
+	resp, err := next(req.WithContext(ctx))
+	if err == nil || !reused.Load() || req.GetBody == nil || req.Context().Err() != nil || !isWriteFailure(err) {
+		return resp, err
+	}
+	body, berr := req.GetBody()
+	if berr != nil {
+		return resp, err
+	}
+	again := req.Clone(req.Context())
+	again.Body = body
+	return next(again)
+}
+
+// isWriteFailure reports an error writing a request to its connection.
+func isWriteFailure(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && (op.Op == "write" || op.Op == "readfrom")
 }
 
 // classifyFailure turns any error from a call into a classified *Error.
