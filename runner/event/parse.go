@@ -95,15 +95,24 @@ func skipValue(b []byte) (int, bool) {
 	return i, i > 0
 }
 
-// skipString returns the index after the string that starts at b[i].
+// skipString returns the index after the string that starts at b[i]. A
+// quote ends the string unless an odd run of backslashes precedes it; the
+// search for quotes is bytes.IndexByte's, since strings are most of a log.
 func skipString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, false
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, true
+		}
+		j = q + 1
 	}
 	return 0, false
 }
