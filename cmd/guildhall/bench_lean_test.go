@@ -3,12 +3,18 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -383,4 +389,169 @@ func crushRun(b *testing.B, crush string) usage {
 		b.Fatalf("crush: %v\n%s", err, out)
 	}
 	return m
+}
+
+// BenchmarkProcessResume100MBWith10SSEClients is BenchmarkProcessResume100MB
+// with the browser console up (--web) and 10 clients on its event stream,
+// /api/events, through the real server with its access token (as a
+// programmatic client sends it, Authorization: Bearer). The clients
+// connect as soon as the console's URL is printed, while the backlog is
+// read, and read every notice until the run has finished. It reports the
+// wall time and CPU to the end of the run, the peak RSS, and the notices
+// each client received.
+func BenchmarkProcessResume100MBWith10SSEClients(b *testing.B) {
+	if testing.Short() {
+		b.Skip("writes 100 MB and runs the binary")
+	}
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	dir, id := killedDemo(b, bin, 12)
+	logPath, err := store.Workspace{Dir: dir}.LogPath(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := growLog(b, logPath, 100<<20)
+	base := filepath.Join(b.TempDir(), "base")
+	if err := os.Rename(dir, base); err != nil {
+		b.Fatal(err)
+	}
+	const clients = 10
+	var cpu, wall time.Duration
+	var rss, notices int64
+	for i := 0; i < b.N; i++ {
+		_ = os.RemoveAll(dir)
+		if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
+			b.Fatalf("copy: %v\n%s", err, out)
+		}
+		r := resumeWithClients(b, bin, dir, id, clients)
+		cpu += r.cpu
+		wall += r.wall
+		rss = max(rss, r.rss)
+		notices += r.notices
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(size)/(1<<20), "log-MiB")
+	b.ReportMetric(float64(cpu.Milliseconds())/n, "cpu-ms/run")
+	b.ReportMetric(float64(wall.Milliseconds())/n, "wall-ms/run")
+	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+	b.ReportMetric(float64(notices)/n/clients, "notices/client")
+}
+
+type clientsRun struct {
+	wall, cpu time.Duration
+	rss       int64 // KiB
+	notices   int64
+}
+
+// resumeWithClients runs one resume with the console up and clients on
+// its stream; it stops the process (SIGINT: the console stays up after
+// the run) once the run has finished and every client has seen its end.
+func resumeWithClients(b *testing.B, bin, dir, id string, clients int) clientsRun {
+	cmd := exec.Command(bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", "--web", "127.0.0.1:0", id)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = io.Discard, pw
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	pw.Close()
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// The console's URL as `--web` prints it.
+	consoleURL := regexp.MustCompile(`browser console: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)`)
+	var url, token string
+	var tail []string
+	for url == "" {
+		line, ok := <-lines
+		if !ok {
+			b.Fatalf("the console never came up:\n%s", strings.Join(tail, "\n"))
+		}
+		tail = append(tail, line)
+		if m := consoleURL.FindStringSubmatch(line); m != nil {
+			url, token = m[1], m[2]
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	counts := make([]atomic.Int64, clients)
+	errs := make(chan error, clients)
+	for c := range clients {
+		go func() { errs <- readEvents(ctx, url+"api/events", token, &counts[c]) }()
+	}
+	// The run is over when the headless printer says so; the console then
+	// waits for an interrupt.
+	for finished := false; !finished; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				b.Fatalf("the resume exited before finishing:\n%s", strings.Join(tail, "\n"))
+			}
+			tail = append(tail, line)
+			finished = strings.Contains(line, "run finished; the browser console stays up")
+		case err := <-errs:
+			b.Fatalf("a stream client: %v", err)
+		case <-time.After(60 * time.Second):
+			b.Fatalf("no end of the run within 60 s:\n%s", strings.Join(tail, "\n"))
+		}
+	}
+	res := clientsRun{wall: time.Since(start)}
+	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
+	res.cpu = procCPU(b, proc)
+	res.rss, _ = highWaterRSS(proc + "/status")
+	if meta, err := (store.Workspace{Dir: dir}).ReadMeta(id); err != nil || meta.Status != store.StatusSuccess {
+		b.Fatalf("the resumed run did not finish: %+v %v", meta, err)
+	}
+	cancel()
+	for c := range clients {
+		res.notices += counts[c].Load()
+		if counts[c].Load() == 0 {
+			b.Fatalf("client %d received no notice", c)
+		}
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	return res
+}
+
+// readEvents reads the SSE stream at url, counting its notices, until ctx
+// ends.
+func readEvents(ctx context.Context, url, token string, n *atomic.Int64) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "event: ") {
+			n.Add(1)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("the stream ended early: %v", sc.Err())
 }

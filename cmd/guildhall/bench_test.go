@@ -125,9 +125,13 @@ func measure(cmd *exec.Cmd) (usage, []byte, error) { return measureWith(cmd, nil
 
 // measureWith is measure that also calls poll, when not nil, at every
 // reading, with the process's /proc directory and the time since its start.
+// A command whose output already goes somewhere keeps it there (and the
+// output returned is empty).
 func measureWith(cmd *exec.Cmd, poll func(proc string, since time.Duration)) (usage, []byte, error) {
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	if cmd.Stdout == nil && cmd.Stderr == nil {
+		cmd.Stdout, cmd.Stderr = &out, &out
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return usage{}, nil, err
