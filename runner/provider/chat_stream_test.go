@@ -111,3 +111,49 @@ func TestChatStreamResetsTheChunk(t *testing.T) {
 		t.Fatalf("the second chunk kept the first's fields: %+v raw %q", c, c.raw)
 	}
 }
+
+// BenchmarkChatStreamChunks reads a reply's stream of 20 chunks as
+// Complete does, and BenchmarkChatStreamChunksSSEStream as it did through
+// the SDK's ssestream.
+func BenchmarkChatStreamChunks(b *testing.B) {
+	body := benchStreamBody()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newChatStream(io.NopCloser(strings.NewReader(body)), false)
+		var c chatStreamChunk
+		n := 0
+		for s.next(&c) {
+			n++
+		}
+		if n != 20 || s.Err() != nil {
+			b.Fatal(n, s.Err())
+		}
+	}
+}
+
+func BenchmarkChatStreamChunksSSEStream(b *testing.B) {
+	body := benchStreamBody()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		res := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
+		s := ssestream.NewStream[chatStreamChunk](ssestream.NewDecoder(res), nil)
+		n := 0
+		for s.Next() {
+			n++
+		}
+		if n != 20 || s.Err() != nil {
+			b.Fatal(n, s.Err())
+		}
+	}
+}
+
+func benchStreamBody() string {
+	var b strings.Builder
+	for range 20 {
+		b.WriteString("data: " + chunkBench + "\n\n")
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
+}
