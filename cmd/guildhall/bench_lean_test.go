@@ -449,7 +449,11 @@ type clientsRun struct {
 // its stream; it stops the process (SIGINT: the console stays up after
 // the run) once the run has finished and every client has seen its end.
 func resumeWithClients(b *testing.B, bin, dir, id string, clients int) clientsRun {
-	cmd := exec.Command(bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", "--web", "127.0.0.1:0", id)
+	argv := []string{bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", "--web", "127.0.0.1:0", id}
+	if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
+		argv = append(strings.Fields(w), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
