@@ -126,6 +126,9 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		err = errors.New("a response without a body")
 	}
 	if err != nil {
+		if raw != nil && raw.Body != nil {
+			_ = raw.Body.Close() // the SDK may hand a response over with its error
+		}
 		return nil, classifyFailure(ctx, callCtx, err, false)
 	}
 	stream := newChatStream(raw.Body, customReasoningField(p.cfg.ReasoningField))
