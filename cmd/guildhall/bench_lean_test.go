@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -396,9 +397,11 @@ func crushRun(b *testing.B, crush string) usage {
 // /api/events, through the real server with its access token (as a
 // programmatic client sends it, Authorization: Bearer). The clients
 // connect as soon as the console's URL is printed, while the backlog is
-// read, and read every notice until the run has finished. It reports the
-// wall time and CPU to the end of the run, the peak RSS, and the notices
-// each client received.
+// read, and read every notice until each has been told the run ended
+// (its run_status); in "flow" each
+// client also fetches the run's flow, as a browser opening the console
+// does. It reports the wall time and CPU to the end of the run (and of
+// the flows' fetches), the peak RSS, and the notices each client received.
 func BenchmarkProcessResume100MBWith10SSEClients(b *testing.B) {
 	if testing.Short() {
 		b.Skip("writes 100 MB and runs the binary")
@@ -418,25 +421,36 @@ func BenchmarkProcessResume100MBWith10SSEClients(b *testing.B) {
 		b.Fatal(err)
 	}
 	const clients = 10
-	var cpu, wall time.Duration
-	var rss, notices int64
-	for i := 0; i < b.N; i++ {
-		_ = os.RemoveAll(dir)
-		if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
-			b.Fatalf("copy: %v\n%s", err, out)
+	// "stream" clients only read the stream; "flow" clients also fetch the
+	// run's whole flow once they are connected, as a browser opening the
+	// console does.
+	for _, flow := range []bool{false, true} {
+		name := "stream"
+		if flow {
+			name = "flow"
 		}
-		r := resumeWithClients(b, bin, dir, id, clients)
-		cpu += r.cpu
-		wall += r.wall
-		rss = max(rss, r.rss)
-		notices += r.notices
+		b.Run(name, func(b *testing.B) {
+			var cpu, wall time.Duration
+			var rss, notices int64
+			for i := 0; i < b.N; i++ {
+				_ = os.RemoveAll(dir)
+				if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
+					b.Fatalf("copy: %v\n%s", err, out)
+				}
+				r := resumeWithClients(b, bin, dir, id, clients, flow)
+				cpu += r.cpu
+				wall += r.wall
+				rss = max(rss, r.rss)
+				notices += r.notices
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(size)/(1<<20), "log-MiB")
+			b.ReportMetric(float64(cpu.Milliseconds())/n, "cpu-ms/run")
+			b.ReportMetric(float64(wall.Milliseconds())/n, "wall-ms/run")
+			b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+			b.ReportMetric(float64(notices)/n/clients, "notices/client")
+		})
 	}
-	n := float64(b.N)
-	b.ReportMetric(float64(size)/(1<<20), "log-MiB")
-	b.ReportMetric(float64(cpu.Milliseconds())/n, "cpu-ms/run")
-	b.ReportMetric(float64(wall.Milliseconds())/n, "wall-ms/run")
-	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
-	b.ReportMetric(float64(notices)/n/clients, "notices/client")
 }
 
 type clientsRun struct {
@@ -448,7 +462,7 @@ type clientsRun struct {
 // resumeWithClients runs one resume with the console up and clients on
 // its stream; it stops the process (SIGINT: the console stays up after
 // the run) once the run has finished and every client has seen its end.
-func resumeWithClients(b *testing.B, bin, dir, id string, clients int) clientsRun {
+func resumeWithClients(b *testing.B, bin, dir, id string, clients int, flow bool) clientsRun {
 	argv := []string{bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", "--web", "127.0.0.1:0", id}
 	if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
 		argv = append(strings.Fields(w), argv...)
@@ -493,9 +507,20 @@ func resumeWithClients(b *testing.B, bin, dir, id string, clients int) clientsRu
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	counts := make([]atomic.Int64, clients)
-	errs := make(chan error, clients)
+	ended := make([]atomic.Bool, clients) // the client saw the run's run_status
+	errs := make(chan error, 2*clients)
+	var flows sync.WaitGroup
 	for c := range clients {
-		go func() { errs <- readEvents(ctx, url+"api/events", token, &counts[c]) }()
+		go func() { errs <- readEvents(ctx, url+"api/events", token, &counts[c], &ended[c]) }()
+		if flow {
+			flows.Add(1)
+			go func() {
+				defer flows.Done()
+				if err := fetchFlow(ctx, url+"api/runs/"+id+"/flow", token); err != nil {
+					errs <- err
+				}
+			}()
+		}
 	}
 	// The run is over when the headless printer says so; the console then
 	// waits for an interrupt.
@@ -512,6 +537,25 @@ func resumeWithClients(b *testing.B, bin, dir, id string, clients int) clientsRu
 		case <-time.After(60 * time.Second):
 			b.Fatalf("no end of the run within 60 s:\n%s", strings.Join(tail, "\n"))
 		}
+	}
+	// The run is not over for its viewers until each has been told of its
+	// end, and has the flow it fetched.
+	flowsDone := make(chan struct{})
+	go func() {
+		flows.Wait()
+		for c := range clients {
+			for !ended[c].Load() && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		close(flowsDone)
+	}()
+	select {
+	case <-flowsDone:
+	case err := <-errs:
+		b.Fatalf("a client: %v", err)
+	case <-time.After(60 * time.Second):
+		b.Fatal("the clients were not told of the run's end, or had no flow, within 60 s")
 	}
 	res := clientsRun{wall: time.Since(start)}
 	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
@@ -531,9 +575,9 @@ func resumeWithClients(b *testing.B, bin, dir, id string, clients int) clientsRu
 	return res
 }
 
-// readEvents reads the SSE stream at url, counting its notices, until ctx
-// ends.
-func readEvents(ctx context.Context, url, token string, n *atomic.Int64) error {
+// readEvents reads the SSE stream at url, counting its notices and noting
+// the run's run_status, until ctx ends.
+func readEvents(ctx context.Context, url, token string, n *atomic.Int64, ended *atomic.Bool) error {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return err
@@ -553,9 +597,34 @@ func readEvents(ctx context.Context, url, token string, n *atomic.Int64) error {
 		if strings.HasPrefix(sc.Text(), "event: ") {
 			n.Add(1)
 		}
+		if strings.HasPrefix(sc.Text(), "data: ") && strings.Contains(sc.Text(), `"type":"run_status"`) {
+			ended.Store(true)
+		}
 	}
 	if ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("the stream ended early: %v", sc.Err())
+}
+
+// fetchFlow reads the run's flow as a browser does when it opens: the
+// whole InteractionModel as a snapshot.
+func fetchFlow(ctx context.Context, url, token string) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var env struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || res.StatusCode != http.StatusOK || env.Kind == "" {
+		return fmt.Errorf("GET %s: %s, %v", url, res.Status, err)
+	}
+	return nil
 }
