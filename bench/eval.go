@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // EvalFile is the validation specification of a benchmark; it never
@@ -119,12 +120,12 @@ type Benchmark struct {
 // maxEvalBytes caps eval.json.
 const maxEvalBytes = 1 << 20
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // ValidName reports whether s may name a benchmark: a plain folder name
 // of letters, digits, '.', '_' and '-' (it appears in file names,
 // reports and terminal lines).
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+func ValidName(s string) bool { return nameRE().MatchString(s) }
 
 // LoadSuite reads a suite: every folder of dir holding an eval.json, in
 // name order. A dir that holds an eval.json itself is a suite of one.

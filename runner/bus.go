@@ -103,6 +103,21 @@ func (b *Bus) Backlog() []event.Event {
 	return append([]event.Event(nil), b.backlog...)
 }
 
+// BacklogOf returns the persisted events of the current run whose type
+// keep accepts, without copying the rest of a backlog that may hold a
+// resumed run's hundred thousand events.
+func (b *Bus) BacklogOf(keep func(event.Type) bool) []event.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []event.Event
+	for _, e := range b.backlog {
+		if keep(e.Type) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Publish delivers e to every subscriber.
 func (b *Bus) Publish(e event.Event) {
 	b.mu.Lock()

@@ -3,12 +3,14 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/store"
 )
 
 // The cached encoding must stay byte for byte json.Marshal through every
@@ -83,4 +85,40 @@ func BenchmarkCheckpointEncode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCheckpointWrite is a whole checkpoint as the run loop pays it
+// at each safe point (encode, redact, seal, write into the spare and
+// exchange the names) for a role whose history is 10, 100 and 1000 tool
+// results of 240 bytes: the cost grows with the history, which is what an
+// append-only journal of frame changes would remove.
+func BenchmarkCheckpointWrite(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(strconv.Itoa(n)+"-messages", func(b *testing.B) {
+			dir := b.TempDir()
+			ws := store.Workspace{Dir: dir, Seal: store.NewSealer([]byte("0123456789abcdef0123456789abcdef"), dir)}
+			id, err := ws.CreateRun(time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC))
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := &Frame{Role: "coder", RoleID: "coder-1-2"}
+			for i := 0; i < n; i++ {
+				f.History = append(f.History, provider.Message{Role: "tool", ToolCallID: "c", Content: strings.Repeat("output line\n", 20)})
+			}
+			cp := Checkpoint{RunID: id, Stack: []*Frame{f}}
+			var enc checkpointEncoder
+			size := 0
+			for b.Loop() {
+				data, err := enc.encode(cp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := ws.WriteState(id, data); err != nil {
+					b.Fatal(err)
+				}
+				size = len(data)
+			}
+			b.ReportMetric(float64(size)/1024, "state-KiB")
+		})
+	}
 }

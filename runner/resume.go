@@ -167,8 +167,7 @@ func readBacklog(ws store.Workspace, id string) ([]event.Event, int) {
 	}
 	var evs []event.Event
 	problems, _ := store.ReadLog(path, func(seq int64, rec []byte) error {
-		var e event.Event
-		if json.Unmarshal(rec, &e) == nil {
+		if e, err := event.ParseLine(rec); err == nil {
 			e.Seq = seq
 			evs = append(evs, e)
 		}

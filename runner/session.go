@@ -250,11 +250,14 @@ func (s *Session) startWith(ctx context.Context, r *Run, exec func(context.Conte
 	go func() {
 		out, err := exec(ctx)
 		r.settleStartSummary()
+		// The bus still holds this run's events: read them before the
+		// session can start another run that resets it.
+		evs := r.outcomeEvents(out, err)
 		s.mu.Lock()
 		s.active, s.outcome, s.err = nil, out, err
 		s.mu.Unlock()
 		_ = s.lock.SetRun("")
-		r.summarizeOutcome(ctx, out, err) // best effort, bounded (summary.go)
+		r.summarizeOutcome(ctx, out, err, evs) // best effort, bounded (summary.go)
 		close(done)
 	}()
 }

@@ -138,8 +138,10 @@ func (r *Run) writeStartSummary(ctx context.Context) {
 // summarizeOutcome writes the outcome summary of a run that finished. It
 // is best effort and bounded: errors are dropped, nothing is logged, and a
 // run that stopped unfinished keeps its task-only summary.
-func (r *Run) summarizeOutcome(ctx context.Context, out Outcome, err error) {
-	if err != nil || out.Stopped || !store.Terminal(out.Status) {
+//
+// evs are the run's events a thread reads (outcomeEvents).
+func (r *Run) summarizeOutcome(ctx context.Context, out Outcome, err error, evs []event.Event) {
+	if !wantsOutcomeSummary(out, err) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, outcomeTimeout)
@@ -148,7 +150,6 @@ func (r *Run) summarizeOutcome(ctx context.Context, out Outcome, err error) {
 	if merr != nil {
 		return
 	}
-	evs, _ := readThreadEvents(r.ws, r.id)
 	text := summarize(ctx, r.opts.Provider, r.opts.Deployment.Model.Name, endSummaryPrompt, endSummaryInput(meta, evs))
 	if text == "" {
 		return
@@ -355,6 +356,23 @@ func loadChain(ws store.Workspace, runID string) ([]thread.Run, error) {
 		}
 	}
 	return runs, nil
+}
+
+func wantsOutcomeSummary(out Outcome, err error) bool {
+	return err == nil && !out.Stopped && store.Terminal(out.Status)
+}
+
+// outcomeEvents returns what the outcome summary reads of a run that
+// finished: the events of its log a thread reads, taken from the bus,
+// which holds every persisted event of the run (the backlog a resume read
+// and every event since). Reading the log again instead cost a resumed
+// run of 100 MB a second pass over it. A run with no summary to write
+// reads nothing.
+func (r *Run) outcomeEvents(out Outcome, err error) []event.Event {
+	if !wantsOutcomeSummary(out, err) {
+		return nil
+	}
+	return r.opts.Bus.BacklogOf(thread.Reads)
 }
 
 // readThreadEvents reads the events of a run's log that a thread (or an

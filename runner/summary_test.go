@@ -401,3 +401,55 @@ func TestRecordTypeReadsTheHeadOnly(t *testing.T) {
 		}
 	}
 }
+
+// A resumed run's outcome summary reads the whole run, the backlog from
+// before the restart included, not only what happened after it.
+func TestOutcomeSummaryOfAResumedRunReadsItsBacklog(t *testing.T) {
+	g := testGuild(t)
+	h := newHarness(t, g, resumeScript())
+	id := stopAt(t, h, "coder", 2)
+	ws := testWS(h.dir)
+	path, err := ws.LogPath(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := event.New(time.Now(), event.PlanModification, event.PlanModificationPayload{Message: "Skip the API section"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(append(e.AppendJSON(nil), '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := &summaryFake{Provider: provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0)}
+	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: g, Deployment: h.opts.Deployment,
+		Provider: fake, NoInput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.Resume(id); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if out, err := sess.Wait(ctx); err != nil || out.Status != store.StatusSuccess {
+		t.Fatalf("outcome %+v %v", out, err)
+	}
+	var end string
+	for _, r := range fake.requests() {
+		if len(r.Messages) == 2 && r.Messages[0].Content == endSummaryPrompt {
+			end = r.Messages[1].Content
+		}
+	}
+	if !strings.Contains(end, "- plan change: Skip the API section") || !strings.Contains(end, "Status: success") {
+		t.Fatalf("the outcome summary of the resumed run lacks its backlog's plan change:\n%s", end)
+	}
+}

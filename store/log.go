@@ -163,7 +163,7 @@ func ScanLog(r io.Reader, fn func(seq int64, rec []byte) error) ([]LogProblem, e
 			}
 			continue
 		}
-		if !json.Valid(body) || body[0] != '{' {
+		if !validJSON(body) || body[0] != '{' {
 			problems = append(problems, LogProblem{Line: seq, Torn: torn, Err: errors.New("malformed JSON")})
 		} else if ferr := fn(seq, body); ferr != nil {
 			return problems, ferr

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -221,10 +222,10 @@ type queueFile struct {
 	Items []QueueItem `json:"items"`
 }
 
-var queueIDPattern = regexp.MustCompile(`^q-[0-9]{1,20}-[0-9]{1,9}$`)
+var queueIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^q-[0-9]{1,20}-[0-9]{1,9}$`) })
 
 // ValidQueueID reports whether id has the queue item id form q-<ms>-<n>.
-func ValidQueueID(id string) bool { return queueIDPattern.MatchString(id) }
+func ValidQueueID(id string) bool { return queueIDPattern().MatchString(id) }
 
 // CheckEffort validates an effort tier; "" (use the project default) is
 // allowed.

@@ -3,10 +3,11 @@ package store
 import (
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 )
 
-var runIDPattern = regexp.MustCompile(`^run-[0-9]{8}-[0-9]{6}$`)
+var runIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^run-[0-9]{8}-[0-9]{6}$`) })
 
 // NewRunID formats t as a run id: run-YYYYMMDD-HHMMSS in UTC.
 func NewRunID(t time.Time) string {
@@ -16,7 +17,7 @@ func NewRunID(t time.Time) string {
 // ValidRunID reports whether id has the canonical run id form and names a
 // real instant. Ids are validated on every read because they become paths.
 func ValidRunID(id string) bool {
-	if !runIDPattern.MatchString(id) {
+	if !runIDPattern().MatchString(id) {
 		return false
 	}
 	_, err := time.Parse("20060102-150405", id[len("run-"):])

@@ -13,6 +13,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // repo_map limits.
@@ -129,14 +130,14 @@ func mapDecls(lang, name string, src []byte) []string {
 	case "go":
 		return goDecls(name, src)
 	case "js":
-		return lineDecls(src, jsDecl, func(s string) string {
+		return lineDecls(src, jsDecl(), func(s string) string {
 			if i := strings.IndexAny(s, "{="); i > 0 {
 				s = s[:i]
 			}
 			return s
 		})
 	case "py":
-		return lineDecls(src, pyDecl, func(s string) string {
+		return lineDecls(src, pyDecl(), func(s string) string {
 			return strings.TrimSuffix(strings.TrimSpace(s), ":")
 		})
 	}
@@ -204,8 +205,10 @@ func oneLine(fset *token.FileSet, node any) string {
 // Declaration lines at column 0. Only the head of the line is kept: up to
 // an opening brace, an assignment or a colon.
 var (
-	jsDecl = regexp.MustCompile(`^(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|class|interface|type|const|let|var|enum|namespace)\s+[A-Za-z_$][\w$]*`)
-	pyDecl = regexp.MustCompile(`^(?:async\s+)?(?:def|class)\s+[A-Za-z_]\w*`)
+	jsDecl = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|class|interface|type|const|let|var|enum|namespace)\s+[A-Za-z_$][\w$]*`)
+	})
+	pyDecl = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:async\s+)?(?:def|class)\s+[A-Za-z_]\w*`) })
 )
 
 func lineDecls(src []byte, re *regexp.Regexp, head func(string) string) []string {

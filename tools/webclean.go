@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -155,7 +156,9 @@ func skipString(s string, i int) int {
 // controlRef matches numeric character references, including the lenient
 // forms (no semicolon, leading zeros) and the escaped ampersands a second
 // decoding pass would turn into one.
-var controlRef = regexp.MustCompile(`&(?:amp;)*#(?:[xX]0*([0-9a-fA-F]{1,8})|0*([0-9]{1,10}));?`)
+var controlRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`&(?:amp;)*#(?:[xX]0*([0-9a-fA-F]{1,8})|0*([0-9]{1,10}));?`)
+})
 
 // neutralizeControlRefs replaces character references that decode to a
 // control or bidirectional character (&#27; &#x1b; &#155; &#8238; ...) with
@@ -165,8 +168,8 @@ func neutralizeControlRefs(s string) string {
 	if !strings.Contains(s, "&") || !strings.Contains(s, "#") {
 		return s
 	}
-	return controlRef.ReplaceAllStringFunc(s, func(m string) string {
-		sub := controlRef.FindStringSubmatch(m)
+	return controlRef().ReplaceAllStringFunc(s, func(m string) string {
+		sub := controlRef().FindStringSubmatch(m)
 		var v uint64
 		var err error
 		if sub[1] != "" {

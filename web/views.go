@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +24,11 @@ type runView struct {
 	model *render.Model
 	facts *facts
 	size  int64 // log size it was built from (past runs)
+	// A resumed run's live view is read from its log when it is first
+	// asked for: until then logPath is set and the session's events only
+	// move before, the first line the log read must stop at.
+	logPath string
+	before  int64
 }
 
 func newRunView(runID string) *runView {
@@ -34,6 +38,12 @@ func newRunView(runID string) *runView {
 // apply folds one event in. The caller holds v.mu.
 func (v *runView) apply(e event.Event) {
 	if e.Ephemeral {
+		return
+	}
+	if v.logPath != "" {
+		// Not read yet: the log holds e (it is appended before it is
+		// published), so the read will include it.
+		v.before = max(v.before, e.Seq+1)
 		return
 	}
 	v.model.Apply(e)
@@ -46,14 +56,15 @@ type viewCache struct {
 	ws     store.Workspace
 	labels render.LabelSet
 
-	mu    sync.Mutex
-	live  *runView
-	past  map[string]*runView
-	order []string // past run ids, least recently used first
+	mu       sync.Mutex
+	live     *runView
+	past     map[string]*runView
+	order    []string // past run ids, least recently used first
+	building map[string]*viewBuild
 }
 
 func newViewCache(ws store.Workspace, labels render.LabelSet) *viewCache {
-	return &viewCache{ws: ws, labels: labels, past: map[string]*runView{}}
+	return &viewCache{ws: ws, labels: labels, past: map[string]*runView{}, building: map[string]*viewBuild{}}
 }
 
 // resetLive starts the live view from the session's backlog (the current
@@ -65,8 +76,12 @@ func (c *viewCache) resetLive(backlog []event.Event) {
 }
 
 // applyLive folds a session event into the live view, starting a new one
-// on run_started, and returns the live run's id ("" before any run).
+// on run_started, and on run_resumed one built from the events the log
+// holds before it, and returns the live run's id ("" before any run).
 func (c *viewCache) applyLive(e event.Event) string {
+	if e.Type == event.RunResumed {
+		c.resumeLive(e)
+	}
 	c.mu.Lock()
 	if e.Type == event.RunStarted {
 		var p event.RunStartedPayload
@@ -84,6 +99,33 @@ func (c *viewCache) applyLive(e event.Event) string {
 	v.apply(e)
 	v.mu.Unlock()
 	return v.runID
+}
+
+// resumeLive makes a resumed run the live view. Without it every request
+// for the run's flow rebuilt its view from the log, which grows with each
+// event: ten browsers on a resumed run of 100 MB took 24 s of CPU and
+// 3 GiB. The view is read from the log once, when it is first asked for
+// (readLog), so a resume nobody watches pays nothing; the events after
+// that read arrive from the session.
+func (c *viewCache) resumeLive(e event.Event) {
+	var p event.RunResumedPayload
+	if e.Decode(&p) != nil || store.CheckRunID(p.RunID) != nil {
+		return
+	}
+	c.mu.Lock()
+	live := c.live != nil && c.live.runID == p.RunID
+	c.mu.Unlock()
+	if live {
+		return
+	}
+	v := newRunView(p.RunID)
+	if path, err := c.ws.LogPath(p.RunID); err == nil {
+		v.logPath, v.before = path, e.Seq
+	}
+	c.mu.Lock()
+	c.live = v
+	delete(c.past, p.RunID)
+	c.mu.Unlock()
 }
 
 // liveID is the id of the run the session is following ("" before any).
@@ -109,6 +151,7 @@ func (c *viewCache) get(runID string) (*runView, error) {
 	if c.live != nil && c.live.runID == runID {
 		v := c.live
 		c.mu.Unlock()
+		v.readLog()
 		return v, nil
 	}
 	c.mu.Unlock()
@@ -131,9 +174,38 @@ func (c *viewCache) get(runID string) (*runView, error) {
 		c.mu.Unlock()
 		return v, nil
 	}
+	// Requests that arrive while the run's view is being built wait for
+	// that build instead of each reading the whole log: ten browsers
+	// opening a run of 100 MB at once made ten views of 300 MiB each.
+	if b, ok := c.building[runID]; ok {
+		c.mu.Unlock()
+		<-b.done
+		return b.v, b.err
+	}
+	b := &viewBuild{done: make(chan struct{})}
+	c.building[runID] = b
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.building, runID)
+		c.mu.Unlock()
+		close(b.done)
+	}()
+	b.v, b.err = c.build(runID, path)
+	return b.v, b.err
+}
 
-	v, err := buildView(runID, path)
+// viewBuild is a view of a past run being built, which later requests for
+// the same run wait for.
+type viewBuild struct {
+	done chan struct{}
+	v    *runView
+	err  error
+}
+
+// build reads a past run's view from its log and caches it.
+func (c *viewCache) build(runID, path string) (*runView, error) {
+	v, err := buildView(runID, path, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -162,25 +234,48 @@ func (c *viewCache) touch(runID string) {
 	c.order = append(c.order, runID)
 }
 
-// buildView replays a run's log.jsonl. Torn or malformed lines are skipped,
-// as every reader of the log does.
-func buildView(runID, path string) (*runView, error) {
+// readLog reads a resumed run's live view from its log, once. It holds
+// the view's lock throughout, so the session's next events wait for it and
+// follow in order.
+func (v *runView) readLog() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.logPath == "" {
+		return
+	}
+	path := v.logPath
+	v.logPath = ""
+	if built, err := buildView(v.runID, path, v.before); err == nil {
+		v.model, v.facts = built.model, built.facts
+	}
+}
+
+// errEnough ends a replay at its limit.
+var errEnough = errors.New("replay limit reached")
+
+// buildView replays a run's log.jsonl, the lines before line before when
+// it is not negative. Torn or malformed lines are skipped, as every reader
+// of the log does.
+func buildView(runID, path string, before int64) (*runView, error) {
 	v := newRunView(runID)
 	if n, err := store.CountLogLines(path); err == nil {
 		v.model.Reserve(int(n))
 	}
 	var read int64
 	_, err := store.ReadLog(path, func(seq int64, rec []byte) error {
+		if before >= 0 && seq >= before {
+			return errEnough
+		}
 		read += int64(len(rec)) + 1
-		var e event.Event
-		if json.Unmarshal(rec, &e) != nil {
+		e, err := event.ParseLine(rec)
+		if err != nil {
 			return nil
 		}
 		e.Seq = seq
 		v.apply(e)
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnough) {
 		return nil, fmt.Errorf("read log of %s: %w", runID, err)
 	}
 	if st, err := os.Stat(path); err == nil && st.Size() == read {

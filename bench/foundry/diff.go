@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
@@ -49,15 +50,17 @@ func (d *Diff) Empty() bool {
 
 // clauseRE finds the lines of a prompt that resist injection: those that
 // say workspace content is data, not instructions.
-var clauseRE = regexp.MustCompile(`(?i)(not instructions|is data\b|are data\b|as data\b|data, not|prompt.injection|untrusted|ignore (your|the|previous|its|all) (rules|instructions)|do not (obey|follow) (it|them|instructions)|never (obey|follow)|override (the|your) (rules|instructions|prompt))`)
+var clauseRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(not instructions|is data\b|are data\b|as data\b|data, not|prompt.injection|untrusted|ignore (your|the|previous|its|all) (rules|instructions)|do not (obey|follow) (it|them|instructions)|never (obey|follow)|override (the|your) (rules|instructions|prompt))`)
+})
 
 // InjectionClauses are the sentences of a prompt that resist injection.
 // Sentences, not lines: rewording the rest of a line keeps its clause.
 func InjectionClauses(prompt string) []string {
 	var out []string
 	for _, line := range strings.Split(prompt, "\n") {
-		for _, sent := range sentenceRE.Split(line, -1) {
-			if l := strings.TrimSpace(sent); l != "" && clauseRE.MatchString(l) {
+		for _, sent := range sentenceRE().Split(line, -1) {
+			if l := strings.TrimSpace(sent); l != "" && clauseRE().MatchString(l) {
 				out = append(out, l)
 			}
 		}
@@ -66,7 +69,7 @@ func InjectionClauses(prompt string) []string {
 }
 
 // sentenceRE ends a sentence: a full stop, ! or ? followed by space.
-var sentenceRE = regexp.MustCompile(`[.!?]\s+`)
+var sentenceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?]\s+`) })
 
 func clauseNorm(c string) string {
 	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(c), " ")), ".!?;: ")

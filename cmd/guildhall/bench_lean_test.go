@@ -3,12 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -148,28 +155,77 @@ func BenchmarkProcessResume100MB(b *testing.B) {
 	if err := os.Rename(dir, base); err != nil {
 		b.Fatal(err)
 	}
-	var cpu, wall time.Duration
-	var rss int64
+	var cpu, wall, replayWall, replayCPU time.Duration
+	var rss, replayRSS int64
 	for i := 0; i < b.N; i++ {
 		_ = os.RemoveAll(dir)
 		if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
 			b.Fatalf("copy: %v\n%s", err, out)
 		}
-		m, out, err := measure(exec.Command(bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", id))
+		argv := []string{bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", id}
+		if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
+			argv = append(strings.Fields(strings.ReplaceAll(w, "%d", strconv.Itoa(i))), argv...)
+		}
+		ph := &firstGrowth{path: logPath, size: size}
+		m, out, err := measureWith(exec.Command(argv[0], argv[1:]...), ph.poll)
 		if err != nil {
 			b.Fatalf("resume: %v\n%s", err, out[max(0, len(out)-2000):])
 		}
 		if meta, err := (store.Workspace{Dir: dir}).ReadMeta(id); err != nil || meta.Status != store.StatusSuccess {
 			b.Fatalf("the resumed run did not finish: %+v %v", meta, err)
 		}
+		if !ph.seen {
+			b.Fatal("the resumed run never appended to its log")
+		}
 		cpu += m.cpu
 		wall += m.wall
 		rss = max(rss, m.peakRSS)
+		replayWall += ph.wall
+		replayCPU += ph.cpu
+		replayRSS = max(replayRSS, ph.rss)
 	}
+	n := float64(b.N)
 	b.ReportMetric(float64(size)/(1<<20), "log-MiB")
-	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/run")
-	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms/run")
+	b.ReportMetric(float64(cpu.Milliseconds())/n, "cpu-ms/run")
+	b.ReportMetric(float64(wall.Milliseconds())/n, "wall-ms/run")
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+	b.ReportMetric(float64(replayWall.Milliseconds())/n, "replay-wall-ms")
+	b.ReportMetric(float64(replayCPU.Milliseconds())/n, "replay-cpu-ms")
+	b.ReportMetric(float64(replayRSS)/1024, "replay-peak-rss-MiB")
+	b.ReportMetric(float64((wall-replayWall).Milliseconds())/n, "rest-wall-ms")
+}
+
+// firstGrowth notes when a resumed run first appends to its log (its
+// run_resumed event): everything before is start-up and replay of the
+// backlog, everything after the rest of the run.
+type firstGrowth struct {
+	path string
+	size int64
+	seen bool
+	wall time.Duration
+	cpu  time.Duration // clock ticks of 10 ms, from /proc/PID/stat
+	rss  int64         // KiB
+}
+
+func (g *firstGrowth) poll(proc string, since time.Duration) {
+	if g.seen {
+		return
+	}
+	fi, err := os.Stat(g.path)
+	if err != nil || fi.Size() <= g.size {
+		return
+	}
+	g.seen, g.wall = true, since
+	if raw, err := os.ReadFile(proc + "/stat"); err == nil {
+		if i := bytes.LastIndexByte(raw, ')'); i >= 0 {
+			if f := strings.Fields(string(raw[i+1:])); len(f) > 12 {
+				ut, _ := strconv.ParseInt(f[11], 10, 64)
+				st, _ := strconv.ParseInt(f[12], 10, 64)
+				g.cpu = time.Duration(ut+st) * 10 * time.Millisecond
+			}
+		}
+	}
+	g.rss, _ = highWaterRSS(proc + "/status")
 }
 
 // killedDemo runs the headless demo into a new workspace and kills it once
@@ -334,4 +390,241 @@ func crushRun(b *testing.B, crush string) usage {
 		b.Fatalf("crush: %v\n%s", err, out)
 	}
 	return m
+}
+
+// BenchmarkProcessResume100MBWith10SSEClients is BenchmarkProcessResume100MB
+// with the browser console up (--web) and 10 clients on its event stream,
+// /api/events, through the real server with its access token (as a
+// programmatic client sends it, Authorization: Bearer). The clients
+// connect as soon as the console's URL is printed, while the backlog is
+// read, and read every notice until each has been told the run ended
+// (its run_status); in "flow" each
+// client also fetches the run's flow, as a browser opening the console
+// does. It reports the wall time and CPU to the end of the run (and of
+// the flows' fetches), the peak RSS, and the notices each client received.
+func BenchmarkProcessResume100MBWith10SSEClients(b *testing.B) {
+	if testing.Short() {
+		b.Skip("writes 100 MB and runs the binary")
+	}
+	bin := filepath.Join(b.TempDir(), "guildhall")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	dir, id := killedDemo(b, bin, 12)
+	logPath, err := store.Workspace{Dir: dir}.LogPath(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := growLog(b, logPath, 100<<20)
+	base := filepath.Join(b.TempDir(), "base")
+	if err := os.Rename(dir, base); err != nil {
+		b.Fatal(err)
+	}
+	const clients = 10
+	// "stream" clients only read the stream; "flow" clients also fetch the
+	// run's whole flow once they are connected, as a browser opening the
+	// console does.
+	for _, flow := range []bool{false, true} {
+		name := "stream"
+		if flow {
+			name = "flow"
+		}
+		b.Run(name, func(b *testing.B) {
+			var cpu, wall time.Duration
+			var rss, notices int64
+			for i := 0; i < b.N; i++ {
+				_ = os.RemoveAll(dir)
+				if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
+					b.Fatalf("copy: %v\n%s", err, out)
+				}
+				r := resumeWithClients(b, bin, dir, id, clients, flow)
+				cpu += r.cpu
+				wall += r.wall
+				rss = max(rss, r.rss)
+				notices += r.notices
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(size)/(1<<20), "log-MiB")
+			b.ReportMetric(float64(cpu.Milliseconds())/n, "cpu-ms/run")
+			b.ReportMetric(float64(wall.Milliseconds())/n, "wall-ms/run")
+			b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+			b.ReportMetric(float64(notices)/n/clients, "notices/client")
+		})
+	}
+}
+
+type clientsRun struct {
+	wall, cpu time.Duration
+	rss       int64 // KiB
+	notices   int64
+}
+
+// resumeWithClients runs one resume with the console up and clients on
+// its stream; it stops the process (SIGINT: the console stays up after
+// the run) once the run has finished and every client has seen its end.
+func resumeWithClients(b *testing.B, bin, dir, id string, clients int, flow bool) clientsRun {
+	argv := []string{bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", "--web", "127.0.0.1:0", id}
+	if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
+		argv = append(strings.Fields(w), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = io.Discard, pw
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	pw.Close()
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// The console's URL as `--web` prints it.
+	consoleURL := regexp.MustCompile(`browser console: (http://127\.0\.0\.1:\d+/)\?token=([0-9a-f]+)`)
+	var url, token string
+	var tail []string
+	for url == "" {
+		line, ok := <-lines
+		if !ok {
+			b.Fatalf("the console never came up:\n%s", strings.Join(tail, "\n"))
+		}
+		tail = append(tail, line)
+		if m := consoleURL.FindStringSubmatch(line); m != nil {
+			url, token = m[1], m[2]
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	counts := make([]atomic.Int64, clients)
+	ended := make([]atomic.Bool, clients) // the client saw the run's run_status
+	errs := make(chan error, 2*clients)
+	var flows sync.WaitGroup
+	for c := range clients {
+		go func() { errs <- readEvents(ctx, url+"api/events", token, &counts[c], &ended[c]) }()
+		if flow {
+			flows.Add(1)
+			go func() {
+				defer flows.Done()
+				if err := fetchFlow(ctx, url+"api/runs/"+id+"/flow", token); err != nil {
+					errs <- err
+				}
+			}()
+		}
+	}
+	// The run is over when the headless printer says so; the console then
+	// waits for an interrupt.
+	for finished := false; !finished; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				b.Fatalf("the resume exited before finishing:\n%s", strings.Join(tail, "\n"))
+			}
+			tail = append(tail, line)
+			finished = strings.Contains(line, "run finished; the browser console stays up")
+		case err := <-errs:
+			b.Fatalf("a stream client: %v", err)
+		case <-time.After(60 * time.Second):
+			b.Fatalf("no end of the run within 60 s:\n%s", strings.Join(tail, "\n"))
+		}
+	}
+	// The run is not over for its viewers until each has been told of its
+	// end, and has the flow it fetched.
+	flowsDone := make(chan struct{})
+	go func() {
+		flows.Wait()
+		for c := range clients {
+			for !ended[c].Load() && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		close(flowsDone)
+	}()
+	select {
+	case <-flowsDone:
+	case err := <-errs:
+		b.Fatalf("a client: %v", err)
+	case <-time.After(60 * time.Second):
+		b.Fatal("the clients were not told of the run's end, or had no flow, within 60 s")
+	}
+	res := clientsRun{wall: time.Since(start)}
+	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
+	res.cpu = procCPU(b, proc)
+	res.rss, _ = highWaterRSS(proc + "/status")
+	if meta, err := (store.Workspace{Dir: dir}).ReadMeta(id); err != nil || meta.Status != store.StatusSuccess {
+		b.Fatalf("the resumed run did not finish: %+v %v", meta, err)
+	}
+	cancel()
+	for c := range clients {
+		res.notices += counts[c].Load()
+		if counts[c].Load() == 0 {
+			b.Fatalf("client %d received no notice", c)
+		}
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	return res
+}
+
+// readEvents reads the SSE stream at url, counting its notices and noting
+// the run's run_status, until ctx ends.
+func readEvents(ctx context.Context, url, token string, n *atomic.Int64, ended *atomic.Bool) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "event: ") {
+			n.Add(1)
+		}
+		if strings.HasPrefix(sc.Text(), "data: ") && strings.Contains(sc.Text(), `"type":"run_status"`) {
+			ended.Store(true)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("the stream ended early: %v", sc.Err())
+}
+
+// fetchFlow reads the run's flow as a browser does when it opens: the
+// whole InteractionModel as a snapshot.
+func fetchFlow(ctx context.Context, url, token string) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var env struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || res.StatusCode != http.StatusOK || env.Kind == "" {
+		return fmt.Errorf("GET %s: %s, %v", url, res.Status, err)
+	}
+	return nil
 }

@@ -121,9 +121,17 @@ type usage struct {
 //     exec records the old address space's high-water mark. VmHWM in
 //     /proc/PID/status is the process's own peak; it only grows, so the last
 //     reading before exit is the peak.
-func measure(cmd *exec.Cmd) (usage, []byte, error) {
+func measure(cmd *exec.Cmd) (usage, []byte, error) { return measureWith(cmd, nil) }
+
+// measureWith is measure that also calls poll, when not nil, at every
+// reading, with the process's /proc directory and the time since its start.
+// A command whose output already goes somewhere keeps it there (and the
+// output returned is empty).
+func measureWith(cmd *exec.Cmd, poll func(proc string, since time.Duration)) (usage, []byte, error) {
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	if cmd.Stdout == nil && cmd.Stderr == nil {
+		cmd.Stdout, cmd.Stderr = &out, &out
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return usage{}, nil, err
@@ -145,6 +153,9 @@ func measure(cmd *exec.Cmd) (usage, []byte, error) {
 			}
 			if h, ok := highWaterRSS(proc + "/status"); ok {
 				hwm = h
+			}
+			if poll != nil {
+				poll(proc, time.Since(start))
 			}
 		}
 	}

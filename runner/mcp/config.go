@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/guildhall/guildhall/tools/egress"
 	"github.com/guildhall/guildhall/tools/sandbox"
@@ -203,10 +204,10 @@ type Problem struct {
 }
 
 var (
-	serverName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`) })
+	envName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// headerName is an HTTP token (RFC 9110).
-	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	headerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
 )
 
 // CheckName reports what is wrong with a server name, or "". A name is an
@@ -215,7 +216,7 @@ var (
 // characters, so that it can head a tool name on every provider.
 func CheckName(name string) string {
 	switch {
-	case !serverName.MatchString(name):
+	case !serverName().MatchString(name):
 		return "is not a server name: start with a letter, then use letters, digits, '-' and '_'"
 	case len(name) > MaxNameLen:
 		return fmt.Sprintf("is longer than %d characters", MaxNameLen)
@@ -270,7 +271,7 @@ func checkStdio(where string, c Config) []Problem {
 		add(where+".headers are for HTTP servers; a stdio server takes env", "headers")
 	}
 	for _, k := range Names(c.Env) {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			add(fmt.Sprintf("%s.env key %q is not an environment variable name (letters, digits and '_')", where, k), "env", k)
 		}
 	}
@@ -318,7 +319,7 @@ func checkHTTP(where string, c Config) []Problem {
 	for _, k := range Names(c.Headers) {
 		v := c.Headers[k]
 		switch {
-		case !headerName.MatchString(k):
+		case !headerName().MatchString(k):
 			add(fmt.Sprintf("%s.headers key %q is not an HTTP header name", where, k), "headers", k)
 		case strings.ContainsAny(v, "\r\n\x00"):
 			add(fmt.Sprintf("%s.headers[%q] holds a line break or NUL", where, k), "headers", k)

@@ -289,7 +289,7 @@ func (s *server) listTools(ctx context.Context, c *conn) ([]Tool, []string, erro
 
 // admit checks one listed tool: a valid, new name and a usable schema.
 func (s *server) admit(t *sdk.Tool, seen map[string]bool) (Tool, string) {
-	if !toolName.MatchString(t.Name) {
+	if !toolName().MatchString(t.Name) {
 		return Tool{}, fmt.Sprintf("a tool named %q: names are 1 to 128 letters, digits, '_', '-' and '.'", cleanLine(t.Name, 60))
 	}
 	if seen[t.Name] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/guildhall/guildhall/tools"
 )
@@ -30,7 +31,7 @@ const (
 
 // toolName is what an MCP tool name may be (the spec's SEP-986 set):
 // letters, digits, '_', '-' and '.', 1 to 128 characters.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+var toolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) })
 
 // descriptionNote opens every description the model is offered: the text
 // after it is the server's.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -90,12 +91,12 @@ func CheckBaseURL(raw string) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("%q %s; %s", userInfo.ReplaceAllString(v, "${1}…@"), problem, fix)
+	return fmt.Errorf("%q %s; %s", userInfo().ReplaceAllString(v, "${1}…@"), problem, fix)
 }
 
 // userInfo matches the user information of a URL, which can hold a
 // password, so that a message never repeats it.
-var userInfo = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@`)
+var userInfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@`) })
 
 func validPort(p string) bool {
 	n, err := strconv.Atoi(p)

@@ -52,7 +52,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 type openAIChat struct {
@@ -123,11 +122,17 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 	var raw *http.Response
 	_, err = p.chat.New(callCtx, openai.ChatCompletionNewParams{},
 		option.WithRequestBody("application/json", body), option.WithResponseBodyInto(&raw))
-	stream := ssestream.NewStream[chatStreamChunk](ssestream.NewDecoder(raw), err)
-	defer stream.Close()
-	if err := stream.Err(); err != nil {
+	if err == nil && (raw == nil || raw.Body == nil) {
+		err = errors.New("a response without a body")
+	}
+	if err != nil {
+		if raw != nil && raw.Body != nil {
+			_ = raw.Body.Close() // the SDK may hand a response over with its error
+		}
 		return nil, classifyFailure(ctx, callCtx, err, false)
 	}
+	stream := newChatStream(raw.Body, customReasoningField(p.cfg.ReasoningField))
+	defer stream.Close()
 	watch.kick()
 
 	var (
@@ -138,9 +143,9 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		think              thinkSplitter // an inline <think> block
 		sawFinish          bool
 	)
-	for stream.Next() {
+	var chunk chatStreamChunk
+	for stream.next(&chunk) {
 		watch.kick()
-		chunk := stream.Current()
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
@@ -200,9 +205,9 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		}
 	}
 	if err := stream.Err(); err != nil {
-		var se *ssestream.StreamError
+		var se *streamError
 		if errors.As(err, &se) {
-			return nil, classifyStreamError(se.Event.Data)
+			return nil, classifyStreamError(se.data)
 		}
 		// A connection lost after the finish chunk loses only the usage
 		// chunk and [DONE]: the reply itself is whole, so keep it.

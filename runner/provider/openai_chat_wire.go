@@ -321,20 +321,8 @@ type chatStreamUsage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// UnmarshalJSON decodes leniently, as the SDK's decoder did: a field of an
-// unexpected type (say, content sent as an array of parts) is left empty
-// rather than failing the whole stream. Syntax errors still fail: the
-// stream's json.Unmarshal rejects those before calling this.
-func (c *chatStreamChunk) UnmarshalJSON(data []byte) error {
-	type plain chatStreamChunk // the same fields without this method
-	err := json.Unmarshal(data, (*plain)(c))
-	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		err = nil
-	}
-	// The decoder's buffer may be reused after this returns, so copy.
-	c.raw = append([]byte(nil), data...)
-	return err
-}
+// UnmarshalJSON decodes leniently (see decode).
+func (c *chatStreamChunk) UnmarshalJSON(data []byte) error { return c.decode(data, true) }
 
 // reasoning returns the reasoning text of choice i's delta. field is the
 // configured field name; "" means the first non-empty of the two common ones.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -63,7 +64,7 @@ type instance struct {
 	FellBack bool              `json:"fellBack,omitempty"`
 }
 
-var placeholderRE = regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}`) })
 
 // compileBranches checks and compiles every branch: a unique name, at
 // least one turn, patterns that compile, and placeholders that name a
@@ -129,7 +130,7 @@ func checkPlaceholders(turns []ScriptTurn, groups map[string]bool) error {
 			texts = append(texts, string(tc.Arguments))
 		}
 		for _, s := range texts {
-			for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
+			for _, m := range placeholderRE().FindAllStringSubmatch(s, -1) {
 				if !groups[m[1]] {
 					return fmt.Errorf("turn %d: {{%s}} is not a named group (?P<%s>…) of the branch's patterns", i, m[1], m[1])
 				}
@@ -270,7 +271,7 @@ func (b *branch) fill(t ScriptTurn, caps map[string]string) ScriptTurn {
 		return t
 	}
 	sub := func(s string) string {
-		return placeholderRE.ReplaceAllStringFunc(s, func(p string) string {
+		return placeholderRE().ReplaceAllStringFunc(s, func(p string) string {
 			return caps[p[2:len(p)-2]]
 		})
 	}
@@ -278,7 +279,7 @@ func (b *branch) fill(t ScriptTurn, caps map[string]string) ScriptTurn {
 	calls := make([]ScriptToolCall, len(t.ToolCalls))
 	for i, tc := range t.ToolCalls {
 		calls[i] = tc
-		if placeholderRE.Match(tc.Arguments) {
+		if placeholderRE().Match(tc.Arguments) {
 			calls[i].Arguments = fillJSON(tc.Arguments, sub)
 		}
 	}

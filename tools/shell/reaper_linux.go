@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -35,6 +36,9 @@ func isSubreaper() bool {
 const sweepDeadline = 2 * time.Second
 
 func (r *Reaper) sweep() int {
+	if !hasChildren() {
+		return 0
+	}
 	deadline := time.Now().Add(sweepDeadline)
 	killed := 0
 	for {
@@ -57,6 +61,19 @@ func (r *Reaper) sweep() int {
 			return killed
 		}
 	}
+}
+
+// hasChildren reports whether this process has any child, live or
+// exited, in one system call: waitid with WNOHANG fails with ECHILD only
+// when there is none, and WNOWAIT leaves an exited child's status for
+// whoever waits for it (os/exec's Wait). Most shell commands are builtins
+// of the embedded interpreter and start no process, so most sweeps end
+// here instead of reading a file per thread. Any error but ECHILD counts
+// as "maybe": the full sweep then decides.
+func hasChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return !errors.Is(err, unix.ECHILD)
 }
 
 // reap waits for pid, and only pid, to exit, until deadline.

@@ -99,3 +99,59 @@ func TestCaptureKeepsBothEnds(t *testing.T) {
 		t.Errorf("%q %v", got, cut)
 	}
 }
+
+// The sweep's first check, "has this process any child at all", must not
+// skip an orphan that is the only child, nor take the exit status of an
+// exited child whose Wait has not run yet.
+func TestReaperChildCheck(t *testing.T) {
+	if hasChildren() {
+		t.Skip("this test binary already has children")
+	}
+	r := NewReaper()
+	if killed := r.Sweep(); killed != 0 {
+		t.Fatalf("a sweep with no child killed %d", killed)
+	}
+
+	// The only child is an orphan: the command's shell is gone, the daemon
+	// it left is not.
+	mark := fmt.Sprintf("guildhall-only-orphan-%d", os.Getpid())
+	res, err := Run(context.Background(), Spec{
+		Dir: t.TempDir(), Command: "sh -c 'setsid -f sh -c \"sleep 300; : " + mark + "\"'; sleep 0.2; echo started",
+		Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 10 * time.Second, MaxChars: 1000, Reaper: r,
+	})
+	if err != nil || res.Stdout != "started\n" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if !hasChildren() {
+		t.Fatal("hasChildren missed the adopted orphan")
+	}
+	// The daemon's shell and its sleep: killing the one reparents the other.
+	if killed := r.Sweep(); killed < 1 {
+		t.Errorf("the sweep killed %d processes, want the orphan", killed)
+	}
+	if left := matching(mark); len(left) != 0 {
+		t.Errorf("the orphan survived the sweep: %v", left)
+	}
+	if hasChildren() {
+		t.Error("the swept orphan is still a child")
+	}
+
+	// An exited child nobody has waited for yet keeps its status.
+	done := exec.Command("sh", "-c", "exit 5")
+	if err := r.Start(done); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if !hasChildren() {
+		t.Fatal("hasChildren missed an exited, unwaited child")
+	}
+	if killed := r.Sweep(); killed != 0 {
+		t.Errorf("the sweep killed %d, want 0: the child is registered", killed)
+	}
+	err = done.Wait()
+	r.Waited(done)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 5 {
+		t.Errorf("the exited child's status was lost: %v", err)
+	}
+}

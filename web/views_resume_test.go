@@ -1,0 +1,189 @@
+package web
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/store"
+)
+
+// A resumed run becomes the live view at its run_resumed event, built once
+// from the lines of its log before that event; what follows comes from the
+// session, once each, even when the log already holds it.
+func TestResumedRunBecomesTheLiveView(t *testing.T) {
+	dir := t.TempDir()
+	ws := store.Workspace{Dir: dir}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	id, err := ws.CreateRun(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := ws.LogPath(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw, err := store.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	add := func(typ event.Type, p any) event.Event {
+		e, err := event.New(t0.Add(time.Duration(len(evs))*time.Second), typ, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Seq, err = lw.Append(e.AppendJSON(nil)); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+		return e
+	}
+	add(event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
+	add(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "t"})
+	add(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: "c1", Arguments: `{"path":"a"}`})
+	add(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: "c1", Kind: "success", Result: json.RawMessage(`{"kind":"success"}`)})
+	resumed := add(event.RunResumed, event.RunResumedPayload{RunID: id, ResumedFrames: 1, ResumedRoleIDs: []string{"orchestrator-0-1"}})
+	// Already in the log when the server reads it, but not yet delivered.
+	later := add(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "list_directory", CallID: "c2", Arguments: `{"path":"."}`})
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	c := newViewCache(ws, render.LabelSet{})
+	if got := c.applyLive(resumed); got != id {
+		t.Fatalf("after run_resumed the live run is %q, want %s", got, id)
+	}
+	if c.live.logPath == "" {
+		t.Fatal("the resumed run's log was read before anyone asked for its view")
+	}
+	live, err := c.get(id)
+	if err != nil || live != c.live {
+		t.Fatalf("a flow request for the resumed run got another view (%v)", err)
+	}
+	if got, want := envelopeOf(t, live), envelopeOf(t, mustBuild(t, id, path, resumed.Seq+1)); got != want {
+		t.Fatalf("the live view after run_resumed:\n%s\nwant the log's lines up to it:\n%s", got, want)
+	}
+	c.applyLive(later)
+	if got, want := envelopeOf(t, live), envelopeOf(t, mustBuild(t, id, path, -1)); got != want {
+		t.Fatalf("the live view after the next event:\n%s\nwant the whole log:\n%s", got, want)
+	}
+
+	// Events that arrive before anyone asks are read from the log then,
+	// once each.
+	c2 := newViewCache(ws, render.LabelSet{})
+	c2.applyLive(resumed)
+	c2.applyLive(later)
+	v2, err := c2.get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := envelopeOf(t, v2), envelopeOf(t, mustBuild(t, id, path, -1)); got != want {
+		t.Fatalf("the live view read after two events:\n%s\nwant the whole log:\n%s", got, want)
+	}
+	// A second run_resumed of the live run (the same session resuming
+	// again) keeps the view it has.
+	again := resumed
+	again.Seq = later.Seq + 1
+	c.applyLive(again)
+	if c.live != live {
+		t.Fatal("a second run_resumed rebuilt the live view")
+	}
+}
+
+// A run_resumed naming no valid run changes nothing.
+func TestRunResumedWithABadRunIDIsIgnored(t *testing.T) {
+	c := newViewCache(store.Workspace{Dir: t.TempDir()}, render.LabelSet{})
+	for _, bad := range []string{"", "../run-20260102-030405", "run-2026", "run-20261399-000000"} {
+		e, err := event.New(time.Now(), event.RunResumed, event.RunResumedPayload{RunID: bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.applyLive(e); got != "" || c.live != nil {
+			t.Fatalf("run_resumed of %q made %q live", bad, got)
+		}
+	}
+}
+
+func mustBuild(t *testing.T, id, path string, before int64) *runView {
+	t.Helper()
+	v, err := buildView(id, path, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func envelopeOf(t *testing.T, v *runView) string {
+	t.Helper()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b, err := json.Marshal(v.model.Since(0, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Requests that arrive together for a past run share one build of its
+// view, instead of each reading the whole log.
+func TestConcurrentRequestsShareOneBuild(t *testing.T) {
+	dir := t.TempDir()
+	ws := store.Workspace{Dir: dir}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	id, err := ws.CreateRun(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _ := ws.LogPath(id)
+	lw, err := store.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendEvent := func(typ event.Type, p any) {
+		e, err := event.New(t0, typ, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lw.Append(e.AppendJSON(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendEvent(event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
+	appendEvent(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "t"})
+	for i := range 20000 {
+		call := "c" + strconv.Itoa(i)
+		appendEvent(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: call, Arguments: `{"path":"a"}`})
+		appendEvent(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: call, Kind: "success", Result: json.RawMessage(`{"kind":"success"}`)})
+	}
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := newViewCache(ws, render.LabelSet{})
+	const n = 8
+	views := make(chan *runView, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			v, err := c.get(id)
+			if err != nil {
+				t.Error(err)
+			}
+			views <- v
+		}()
+	}
+	close(start)
+	first := <-views
+	for range n - 1 {
+		if v := <-views; v != first {
+			t.Fatal("concurrent requests for one run built separate views")
+		}
+	}
+	if len(c.building) != 0 {
+		t.Fatalf("%d builds left registered", len(c.building))
+	}
+}
