@@ -40,7 +40,7 @@ func (s *Server) followQueue(ctx context.Context) {
 			if !ok {
 				return
 			}
-			s.hub.publish(notice{name: "queue", data: []byte("{}")}, true)
+			s.hub.send(notice{name: "queue", data: []byte("{}")})
 		}
 	}
 }

@@ -168,8 +168,12 @@ func (s *Server) follow(ctx context.Context, sub *runner.Subscription) {
 				return
 			}
 			runID := s.views.applyLive(e)
-			s.hub.publish(noticeFor(e, runID))
-			s.streamHub.publish(e, runID)
+			if n, ok := noticeFor(e, runID); ok {
+				s.hub.send(n)
+			}
+			if se, ok := streamEntryOf(e, runID); ok {
+				s.streamHub.send(se)
+			}
 		}
 	}
 }

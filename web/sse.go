@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
@@ -86,50 +85,10 @@ type mcpNotice struct {
 // behind loses notices and is told to resync.
 const clientBuffer = 256
 
-type sseClient struct {
-	ch     chan notice
-	mu     sync.Mutex
-	missed bool
-}
+// hub fans notices out to the event stream's clients.
+type hub = fanout[notice]
 
-// hub fans notices out to the stream's clients without ever blocking.
-type hub struct {
-	mu      sync.Mutex
-	clients map[*sseClient]struct{}
-}
-
-func newHub() *hub { return &hub{clients: map[*sseClient]struct{}{}} }
-
-func (h *hub) add() *sseClient {
-	c := &sseClient{ch: make(chan notice, clientBuffer)}
-	h.mu.Lock()
-	h.clients[c] = struct{}{}
-	h.mu.Unlock()
-	return c
-}
-
-func (h *hub) remove(c *sseClient) {
-	h.mu.Lock()
-	delete(h.clients, c)
-	h.mu.Unlock()
-}
-
-func (h *hub) publish(n notice, ok bool) {
-	if !ok {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for c := range h.clients {
-		select {
-		case c.ch <- n:
-		default:
-			c.mu.Lock()
-			c.missed = true
-			c.mu.Unlock()
-		}
-	}
-}
+func newHub() *hub { return newFanout[notice](clientBuffer) }
 
 // keepAlive is how often an idle stream sends a comment, so proxies and
 // the browser keep the connection.
@@ -171,11 +130,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case n := <-c.ch:
-			c.mu.Lock()
-			missed := c.missed
-			c.missed = false
-			c.mu.Unlock()
-			if missed {
+			if c.takeMissed() {
 				if err := writeSSE(w, notice{name: "resync", data: []byte("{}")}); err != nil {
 					return
 				}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
@@ -36,60 +35,22 @@ type StreamEntry struct {
 // what it missed from the log, so nothing is lost or repeated.
 const streamBuffer = 1024
 
-type streamClient struct {
-	ch     chan StreamEntry
-	mu     sync.Mutex
-	missed bool
-}
+// streamHub fans session events out to the stream's clients.
+type streamHub = fanout[StreamEntry]
 
-// streamHub fans session events out to the stream's clients without ever
-// blocking the session.
-type streamHub struct {
-	mu      sync.Mutex
-	clients map[*streamClient]struct{}
-}
+func newStreamHub() *streamHub { return newFanout[StreamEntry](streamBuffer) }
 
-func newStreamHub() *streamHub { return &streamHub{clients: map[*streamClient]struct{}{}} }
-
-func (h *streamHub) add() *streamClient {
-	c := &streamClient{ch: make(chan StreamEntry, streamBuffer)}
-	h.mu.Lock()
-	h.clients[c] = struct{}{}
-	h.mu.Unlock()
-	return c
-}
-
-func (h *streamHub) remove(c *streamClient) {
-	h.mu.Lock()
-	delete(h.clients, c)
-	h.mu.Unlock()
-}
-
-func (h *streamHub) publish(e event.Event, runID string) {
+// streamEntryOf is a session event of runID as the stream serves it; ok
+// is false before any run.
+func streamEntryOf(e event.Event, runID string) (se StreamEntry, ok bool) {
 	if runID == "" {
-		return
+		return se, false
 	}
-	se := StreamEntry{RunID: runID, Seq: e.Seq, Timestamp: e.Timestamp, Type: e.Type, Payload: redact(e)}
+	se = StreamEntry{RunID: runID, Seq: e.Seq, Timestamp: e.Timestamp, Type: e.Type, Payload: redact(e)}
 	if e.Ephemeral {
 		se.Seq = -1
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for c := range h.clients {
-		select {
-		case c.ch <- se:
-		default:
-			c.mu.Lock()
-			c.missed = true
-			c.mu.Unlock()
-		}
-	}
-}
-
-func (c *streamClient) overflowed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.missed
+	return se, true
 }
 
 // streamCursor is a position in the stream: the last event a client has,
@@ -237,7 +198,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // pumpStream forwards the live feed until the client goes or falls behind.
-func (s *Server) pumpStream(r *http.Request, sw *streamWriter, c *streamClient, flusher http.Flusher) {
+func (s *Server) pumpStream(r *http.Request, sw *streamWriter, c *subscriber[StreamEntry], flusher http.Flusher) {
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
