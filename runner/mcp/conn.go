@@ -53,19 +53,6 @@ func (c *conn) awaitWatch() {
 	}
 }
 
-// awaitExit waits, briefly, for a stdio server's process to end.
-func (c *conn) awaitExit() {
-	if c.proc == nil {
-		return
-	}
-	t := time.NewTimer(exitWait)
-	defer t.Stop()
-	select {
-	case <-c.proc.Done():
-	case <-t.C:
-	}
-}
-
 // gone reports whether the connection can no longer be used: the
 // process exited, or a call found the transport broken.
 func (c *conn) gone() bool {

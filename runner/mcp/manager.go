@@ -347,8 +347,8 @@ func (s *server) call(ctx context.Context, c *conn, tool string, args json.RawMe
 	res, err := c.callTool(cctx, tool, args)
 	if err != nil && ctx.Err() == nil && isConnectionError(err) {
 		// A stdio server that exits breaks its pipe before its exit status
-		// is known: wait for the status, so the message names it.
-		c.awaitExit()
+		// is known: wait for the exit watcher, so the message names it.
+		c.awaitWatch()
 	}
 	full := s.name + "." + tool
 	switch {
