@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/guildhall/guildhall/internal/editdist"
 )
 
 // JudgementAnswer is what the simulated operator says to a question the
@@ -123,25 +125,5 @@ func similarity(a, b string) float64 {
 	if n == 0 {
 		return 1
 	}
-	return 1 - float64(levenshtein(ra, rb))/float64(n)
-}
-
-func levenshtein(a, b []rune) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return 1 - float64(editdist.Levenshtein(ra, rb))/float64(n)
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/guildhall/guildhall/internal/editdist"
 )
 
 // ConfigError is a problem in a guild or deployment file, located at
@@ -276,34 +278,12 @@ func nearestKey(key string, s shape) string {
 	best, bestD := "", 3
 	lk := strings.ToLower(key)
 	for _, k := range sortedKeys(s) {
-		d := editDistance(lk, strings.ToLower(k))
+		d := editdist.Levenshtein([]byte(lk), []byte(strings.ToLower(k)))
 		if d < bestD && d*3 <= len(k) {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes
-// (keys are ASCII; a key that is not is never close to one).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // keyPath names the member key of where in a message: where.key for a

@@ -1,0 +1,26 @@
+// Package editdist measures how far apart two sequences are, for the
+// "did you mean" of a misspelt key and the near-exact match of a
+// benchmark's scripted answers.
+package editdist
+
+// Levenshtein is the number of insertions, deletions and substitutions
+// that turn a into b. Pass bytes or runes as the unit the caller means.
+func Levenshtein[T comparable](a, b []T) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
