@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/guildhall/guildhall/web/assets"
 )
 
 // The API's JSON answers are compressed with gzip for a client that
@@ -29,25 +31,11 @@ func (g *gzipPool) get(w http.ResponseWriter) *gzip.Writer {
 
 func (g *gzipPool) put(z *gzip.Writer) { g.p.Put(z) }
 
-// acceptsGzip reports whether the request's Accept-Encoding lists gzip
-// without refusing it (q=0).
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			continue
-		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return !strings.HasPrefix(q, "q=0") || strings.TrimRight(strings.TrimPrefix(q, "q=0"), "0.") != ""
-	}
-	return false
-}
-
 // compressJSON wraps an API handler: JSON answers are gzip-compressed when
 // the client accepts it.
 func (g *gzipPool) compressJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/events" || r.URL.Path == "/api/stream" || r.Method == http.MethodHead || !acceptsGzip(r) {
+		if r.URL.Path == "/api/events" || r.URL.Path == "/api/stream" || r.Method == http.MethodHead || !assets.AcceptsGzip(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -140,7 +140,7 @@ func (a *Assets) Handler() http.Handler {
 		body, etag := got.body, got.etag
 		if got.gz != nil {
 			h.Add("Vary", "Accept-Encoding")
-			if acceptsGzip(r) {
+			if AcceptsGzip(r) {
 				body, etag = got.gz, got.gzEtag
 				h.Set("Content-Encoding", "gzip")
 			}
@@ -271,9 +271,9 @@ func gzipped(body []byte) []byte {
 	return buf.Bytes()
 }
 
-// acceptsGzip reports whether the request's Accept-Encoding lists gzip
-// without refusing it (q=0).
-func acceptsGzip(r *http.Request) bool {
+// AcceptsGzip reports whether the request's Accept-Encoding lists gzip
+// without refusing it (q=0). The API's answers use it too.
+func AcceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
