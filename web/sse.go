@@ -94,6 +94,16 @@ func newHub() *hub { return newFanout[notice](clientBuffer) }
 // the browser keep the connection.
 const keepAlive = 15 * time.Second
 
+// beginEventStream sends the headers of a Server-Sent Events answer: never
+// cached, never buffered by a proxy.
+func beginEventStream(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+}
+
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -103,11 +113,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	c := s.hub.add()
 	defer s.hub.remove(c)
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	beginEventStream(w)
 
 	active, isActive := s.sess.Active()
 	if !isActive {

@@ -157,11 +157,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	c := s.streamHub.add()
 	defer s.streamHub.remove(c)
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	beginEventStream(w)
 
 	active, isActive := s.sess.Active()
 	live := active
