@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/guildhall/guildhall/internal/startup"
 	"github.com/guildhall/guildhall/render"
 )
 
@@ -40,6 +41,12 @@ func (e *exitCodeError) Error() string {
 }
 
 func usageErr(err error) error { return &exitCodeError{code: exitUsage, err: err} }
+
+// init is the last package initialisation to run, since main imports every
+// other package: the end of start-up, when the collector goes back on
+// (package startup turned it off for the initialisation before it). Here
+// rather than in main, so that test binaries get it too.
+func init() { startup.Done() }
 
 func main() {
 	beforeCLI()
