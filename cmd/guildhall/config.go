@@ -42,6 +42,9 @@ type commonFlags struct {
 	// explicit --guild.
 	recordedGuild string
 	sandbox       sandboxFlags
+	// ownsProcess is true when the command is the whole process (main),
+	// not a test calling it in-process.
+	ownsProcess bool
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {

@@ -51,18 +51,21 @@ func init() { startup.Done() }
 func main() {
 	beforeCLI()
 	keys := takeKeys()
-	os.Exit(executeWith(keys, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(executeWith(keys, true, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // execute runs the CLI with the keys in the environment, leaving the
 // process as it is (tests call it in-process).
 func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return executeWith(readKeys(), args, stdin, stdout, stderr)
+	return executeWith(readKeys(), false, args, stdin, stdout, stderr)
 }
 
 // executeWith runs the CLI and returns the process exit status.
-func executeWith(keys keyring, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd(keys)
+// ownsProcess says that the command is the process (main), so it may set
+// process-wide things such as the scheduler's processors; a test running
+// it in-process says false.
+func executeWith(keys keyring, ownsProcess bool, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(keys, ownsProcess)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -82,7 +85,7 @@ func executeWith(keys keyring, args []string, stdin io.Reader, stdout, stderr io
 	return exitUsage
 }
 
-func newRootCmd(keys keyring) *cobra.Command {
+func newRootCmd(keys keyring, ownsProcess bool) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "guildhall [TASK]",
 		Short: "Run a guild of language-model roles against a workspace",
@@ -97,7 +100,7 @@ it opens the console and submits the task at once.`,
 		SilenceErrors: true,
 		Args:          rootArgs,
 	}
-	common := &commonFlags{keys: keys}
+	common := &commonFlags{keys: keys, ownsProcess: ownsProcess}
 	common.register(root.PersistentFlags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runConsole(cmd, common, args) }
 	root.AddCommand(

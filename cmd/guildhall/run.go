@@ -252,6 +252,9 @@ const windDownNotice = "Guildhall is shutting down. Do not start new work: bring
 // windDownGrace to finish; then (or at a second signal) the run stops at
 // its next safe point, resumable.
 func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, sess *runner.Session, s *setup, start func(context.Context) error) error {
+	if common.ownsProcess && common.web == "" {
+		oneProcessorWhenHeadless()
+	}
 	printSandboxSummary(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf.json, s)
 	_, sub := sess.SubscribeLossless(256)
 	printed := make(chan struct{})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -32,6 +33,12 @@ func RunHelperIfAsked() {
 	}
 	switch os.Args[1] {
 	case HelperCommand:
+		// The helper serves one request at a time; on one processor its
+		// goroutines (the request reader, the shell, the pipes' copiers)
+		// take turns on one thread instead of waking others.
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(1)
+		}
 		os.Exit(helperMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case ExecCommand:
 		os.Exit(execMain(os.Args[2:], os.Stderr))
