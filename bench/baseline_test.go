@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -181,6 +182,24 @@ func TestFindBaseline(t *testing.T) {
 	// A script under a hidden folder cannot be copied into the sandbox.
 	if _, err := visibleExe(filepath.Join(dir, "codex"), t.TempDir(), "codex"); err == nil || !strings.Contains(err.Error(), "install it system-wide") {
 		t.Errorf("a hidden script: %v", err)
+	}
+	// A compiled program there (this test binary, under the build's
+	// temporary folder) is copied whole into the sandbox's bin.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ScopedPath(filepath.Dir(self)) != "" {
+		t.Skipf("the test binary %s is not under a hidden folder", self)
+	}
+	bin := t.TempDir()
+	got, err := visibleExe(self, bin, "crush")
+	if err != nil || got != filepath.Join(bin, "crush") {
+		t.Fatalf("a hidden executable: %q, %v", got, err)
+	}
+	want, _ := os.ReadFile(self)
+	if copied, _ := os.ReadFile(got); !bytes.Equal(copied, want) {
+		t.Errorf("the copy has %d bytes, want the program's %d", len(copied), len(want))
 	}
 }
 

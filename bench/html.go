@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -54,7 +55,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if len(ranked) == 2 {
 		page.Note = Compare(r, ranked[0], ranked[1]).Note()
 	}
-	return reportTemplate.Execute(w, page)
+	return reportTemplate().Execute(w, page)
 }
 
 var palette = []string{"#3b6ea8", "#d9822b", "#4c9a5b", "#a34d8f", "#7a7a7a", "#b8a02f"}
@@ -132,7 +133,13 @@ func barChart(title, unit string, rows []string, vals [][]float64, format func(f
 	return c
 }
 
-var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"pct": pctFunc}).Parse(`<!DOCTYPE html>
+// reportTemplate is parsed at the first report, not at every start of the
+// binary that links it.
+var reportTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{"pct": pctFunc}).Parse(reportHTML))
+})
+
+const reportHTML = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -173,7 +180,7 @@ svg text{font:12px system-ui,sans-serif}
 {{end}}</table>
 </body>
 </html>
-`))
+`
 
 // pctFunc turns a rate into a percentage for the template.
 func pctFunc(x float64) float64 { return 100 * x }
