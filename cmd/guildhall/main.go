@@ -99,8 +99,10 @@ it opens the console and submits the task at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          rootArgs,
+		Annotations:   settles(settleLong),
 	}
 	common := &commonFlags{keys: keys, ownsProcess: ownsProcess}
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { settleIn(common, cmd.Annotations[settleAnnotation]) }
 	common.register(root.PersistentFlags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runConsole(cmd, common, args) }
 	root.AddCommand(

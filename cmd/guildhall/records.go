@@ -274,6 +274,7 @@ finished child's recorded result is delivered rather than the child re-run.
 Progress is printed as with ` + "`guildhall run`" + `.`,
 		Args: args{min: 1, max: 1, what: "the id of the run to resume", example: "guildhall resume run-20260101-120000",
 			hint: "`guildhall runs` lists this workspace's runs"}.validate,
+		Annotations: settles(settleHeadless),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := store.CheckRunID(args[0]); err != nil {
 				return usageErr(err)

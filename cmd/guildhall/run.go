@@ -39,7 +39,8 @@ when no browser (--web) can answer instead.
 
 Exit status: 0 success, 1 error, 2 usage or configuration error,
 3 needs_clarification, suspended or paused, 130 interrupted.`,
-		Args: args{min: 1, max: 1, what: "the task to run", example: `guildhall run "Add a --verbose flag"`, oneText: true}.validate,
+		Args:        args{min: 1, max: 1, what: "the task to run", example: `guildhall run "Add a --verbose flag"`, oneText: true}.validate,
+		Annotations: settles(settleHeadless),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := common.checkContinue(); err != nil {
 				return err
@@ -252,9 +253,6 @@ const windDownNotice = "Guildhall is shutting down. Do not start new work: bring
 // windDownGrace to finish; then (or at a second signal) the run stops at
 // its next safe point, resumable.
 func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, sess *runner.Session, s *setup, start func(context.Context) error) error {
-	if common.ownsProcess && common.web == "" {
-		oneProcessorWhenHeadless()
-	}
 	printSandboxSummary(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf.json, s)
 	_, sub := sess.SubscribeLossless(256)
 	printed := make(chan struct{})
