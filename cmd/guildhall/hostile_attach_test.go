@@ -202,6 +202,12 @@ func TestDetachAndAttachUnderTmux(t *testing.T) {
 		return false
 	})
 	for _, p := range []string{"a", "b"} {
+		// The Enter of the terminal that lost can land after the answer
+		// closed its question, on the run's view, where Enter opens the
+		// selected step's card; that card would hide the result card.
+		if strings.Contains(tm.capture(p), "esc close") {
+			tm.tmux("send-keys", "-t", p, "Escape")
+		}
 		tm.waitFor(p, "Result · "+runID, "success")
 	}
 
