@@ -34,10 +34,7 @@ import (
 // timeout instead. It reports the wall time, the CPU the process had used
 // then, and its peak RSS then.
 func BenchmarkProcessDemoFirstFrame(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "guildhall")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	var wall, cpu time.Duration
 	var rss int64
 	for i := 0; i < b.N; i++ {
@@ -139,29 +136,13 @@ func BenchmarkProcessResume100MB(b *testing.B) {
 	if testing.Short() {
 		b.Skip("writes 100 MB and runs the binary")
 	}
-	bin := filepath.Join(b.TempDir(), "guildhall")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	// The records are sealed for the workspace's path, so each iteration
-	// resumes a copy put back at the path the run was recorded at.
-	dir, id := killedDemo(b, bin, 12)
-	logPath, err := store.Workspace{Dir: dir}.LogPath(id)
-	if err != nil {
-		b.Fatal(err)
-	}
-	size := growLog(b, logPath, 100<<20)
-	base := filepath.Join(b.TempDir(), "base")
-	if err := os.Rename(dir, base); err != nil {
-		b.Fatal(err)
-	}
+	bin := buildBinary(b)
+	g := grownDemo(b, bin)
+	dir, id, logPath, size := g.dir, g.id, g.logPath, g.size
 	var cpu, wall, replayWall, replayCPU time.Duration
 	var rss, replayRSS int64
 	for i := 0; i < b.N; i++ {
-		_ = os.RemoveAll(dir)
-		if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
-			b.Fatalf("copy: %v\n%s", err, out)
-		}
+		g.restore(b)
 		argv := []string{bin, "resume", "--workspace", dir, "--provider", "script", "--no-input", id}
 		if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
 			argv = append(strings.Fields(strings.ReplaceAll(w, "%d", strconv.Itoa(i))), argv...)
@@ -226,6 +207,37 @@ func (g *firstGrowth) poll(proc string, since time.Duration) {
 		}
 	}
 	g.rss, _ = highWaterRSS(proc + "/status")
+}
+
+// grownRun is a demo run killed early whose log was grown to 100 MB, kept
+// aside at base. The records are sealed for the workspace's path, so each
+// iteration resumes a copy put back at dir, the path the run was recorded
+// at (restore).
+type grownRun struct {
+	dir, base, id, logPath string
+	size                   int64
+}
+
+func grownDemo(b *testing.B, bin string) grownRun {
+	dir, id := killedDemo(b, bin, 12)
+	logPath, err := store.Workspace{Dir: dir}.LogPath(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := growLog(b, logPath, 100<<20)
+	base := filepath.Join(b.TempDir(), "base")
+	if err := os.Rename(dir, base); err != nil {
+		b.Fatal(err)
+	}
+	return grownRun{dir: dir, base: base, id: id, logPath: logPath, size: size}
+}
+
+// restore puts a fresh copy of the grown run back at its path.
+func (g grownRun) restore(b *testing.B) {
+	_ = os.RemoveAll(g.dir)
+	if out, err := exec.Command("cp", "-a", g.base, g.dir).CombinedOutput(); err != nil {
+		b.Fatalf("copy: %v\n%s", err, out)
+	}
 }
 
 // killedDemo runs the headless demo into a new workspace and kills it once
@@ -306,10 +318,7 @@ func BenchmarkProcessVersusCrush(b *testing.B) {
 	if err != nil {
 		b.Skip("crush is not on PATH")
 	}
-	bin := filepath.Join(b.TempDir(), "guildhall")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	var gh, cr usage
 	for i := 0; i < b.N; i++ {
 		m := crushRun(b, crush)
@@ -406,20 +415,9 @@ func BenchmarkProcessResume100MBWith10SSEClients(b *testing.B) {
 	if testing.Short() {
 		b.Skip("writes 100 MB and runs the binary")
 	}
-	bin := filepath.Join(b.TempDir(), "guildhall")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	dir, id := killedDemo(b, bin, 12)
-	logPath, err := store.Workspace{Dir: dir}.LogPath(id)
-	if err != nil {
-		b.Fatal(err)
-	}
-	size := growLog(b, logPath, 100<<20)
-	base := filepath.Join(b.TempDir(), "base")
-	if err := os.Rename(dir, base); err != nil {
-		b.Fatal(err)
-	}
+	bin := buildBinary(b)
+	g := grownDemo(b, bin)
+	dir, id, size := g.dir, g.id, g.size
 	const clients = 10
 	// "stream" clients only read the stream; "flow" clients also fetch the
 	// run's whole flow once they are connected, as a browser opening the
@@ -433,10 +431,7 @@ func BenchmarkProcessResume100MBWith10SSEClients(b *testing.B) {
 			var cpu, wall time.Duration
 			var rss, notices int64
 			for i := 0; i < b.N; i++ {
-				_ = os.RemoveAll(dir)
-				if out, err := exec.Command("cp", "-a", base, dir).CombinedOutput(); err != nil {
-					b.Fatalf("copy: %v\n%s", err, out)
-				}
+				g.restore(b)
 				r := resumeWithClients(b, bin, dir, id, clients, flow)
 				cpu += r.cpu
 				wall += r.wall

@@ -28,10 +28,7 @@ import (
 // the sandbox's helper, whose CPU counts as the children's) and once with
 // --sandbox none.
 func BenchmarkProcess100ToolTurns(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "guildhall")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	for _, mode := range []string{"workspace-write", "none"} {
 		b.Run("sandbox="+mode, func(b *testing.B) { benchProcess100(b, bin, mode) })
 	}
@@ -87,10 +84,7 @@ func benchProcess100(b *testing.B, bin, mode string) {
 // the dependencies linked into the one binary (see docs/operations.md,
 // "Performance").
 func BenchmarkProcessStartup(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "guildhall")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	var cpu time.Duration
 	var rss int64
 	for b.Loop() {

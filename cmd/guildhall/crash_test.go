@@ -16,13 +16,13 @@ import (
 	"github.com/guildhall/guildhall/store"
 )
 
-// buildBinary compiles guildhall once per test binary run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "guildhall")
+// buildBinary compiles guildhall into a temporary folder of tb.
+func buildBinary(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "guildhall")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+		tb.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
 }
