@@ -110,6 +110,20 @@ func (p *latencyProbe) View() string {
 }
 
 // send sends the probe key unless one is still on its way.
+// report reports the keys' latencies and the frames' times, and how long
+// the stream took.
+func (p *latencyProbe) report(b *testing.B, elapsed time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.ReportMetric(float64(percentile(p.lat, 0.5).Microseconds())/1000, "key-p50-ms")
+	b.ReportMetric(float64(percentile(p.lat, 0.99).Microseconds())/1000, "key-p99-ms")
+	b.ReportMetric(float64(percentile(p.lat, 1).Microseconds())/1000, "key-max-ms")
+	b.ReportMetric(float64(percentile(p.frames, 0.5).Microseconds())/1000, "frame-p50-ms")
+	b.ReportMetric(float64(percentile(p.frames, 0.99).Microseconds())/1000, "frame-p99-ms")
+	b.ReportMetric(float64(len(p.lat)), "keys")
+	b.ReportMetric(elapsed.Seconds(), "stream-s")
+}
+
 func (p *latencyProbe) send(tm *teatest.TestModel) {
 	p.mu.Lock()
 	if !p.sentAt.IsZero() {
@@ -155,15 +169,7 @@ func BenchmarkKeyLatencyWhileStreaming10MB(b *testing.B) {
 		}
 		elapsed := time.Since(start)
 		_ = tm.Quit()
-		p.mu.Lock()
-		b.ReportMetric(float64(percentile(p.lat, 0.5).Microseconds())/1000, "key-p50-ms")
-		b.ReportMetric(float64(percentile(p.lat, 0.99).Microseconds())/1000, "key-p99-ms")
-		b.ReportMetric(float64(percentile(p.lat, 1).Microseconds())/1000, "key-max-ms")
-		b.ReportMetric(float64(percentile(p.frames, 0.5).Microseconds())/1000, "frame-p50-ms")
-		b.ReportMetric(float64(percentile(p.frames, 0.99).Microseconds())/1000, "frame-p99-ms")
-		b.ReportMetric(float64(len(p.lat)), "keys")
-		b.ReportMetric(elapsed.Seconds(), "stream-s")
-		p.mu.Unlock()
+		p.report(b, elapsed)
 	}
 }
 
@@ -260,14 +266,6 @@ func BenchmarkKeyLatencyPacedStream10MB(b *testing.B) {
 		}
 		elapsed := time.Since(start)
 		_ = tm.Quit()
-		p.mu.Lock()
-		b.ReportMetric(float64(percentile(p.lat, 0.5).Microseconds())/1000, "key-p50-ms")
-		b.ReportMetric(float64(percentile(p.lat, 0.99).Microseconds())/1000, "key-p99-ms")
-		b.ReportMetric(float64(percentile(p.lat, 1).Microseconds())/1000, "key-max-ms")
-		b.ReportMetric(float64(percentile(p.frames, 0.5).Microseconds())/1000, "frame-p50-ms")
-		b.ReportMetric(float64(percentile(p.frames, 0.99).Microseconds())/1000, "frame-p99-ms")
-		b.ReportMetric(float64(len(p.lat)), "keys")
-		b.ReportMetric(elapsed.Seconds(), "stream-s")
-		p.mu.Unlock()
+		p.report(b, elapsed)
 	}
 }
