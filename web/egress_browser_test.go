@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/web/webtest"
 )
 
@@ -22,20 +20,7 @@ import (
 func TestBrowserShowsSetupAndEgress(t *testing.T) {
 	browser := webtest.Browser(t)
 	sess := newFakeSession(t)
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(sess, g, "egress", WithSetup("sandbox: workspace-write, network allowlist (1 host)", "workspace config ignored (not trusted yet)"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url, err := srv.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, url := serveFake(t, sess, "egress", WithSetup("sandbox: workspace-write, network allowlist (1 host)", "workspace config ignored (not trusted yet)"))
 	id, err := sess.Submit(ctx, runner.Submission{Task: "Fetch the modules"})
 	if err != nil {
 		t.Fatal(err)

@@ -225,6 +225,28 @@ func addPastRunFile(t *testing.T, ws store.Workspace, path string, mutate func(*
 	return id
 }
 
+// serveFake serves the seed guild over sess on a free loopback port, as
+// --web does, until the test ends; it returns the server's context and
+// its URL.
+func serveFake(tb testing.TB, sess *fakeSession, version string, opts ...Option) (context.Context, string) {
+	tb.Helper()
+	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := New(sess, g, version, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	url, err := srv.Serve(ctx, "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ctx, url
+}
+
 // testServer is a started server over a fake session, behind httptest.
 type testServer struct {
 	t    *testing.T

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -11,9 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/web/webtest"
 )
 
@@ -36,20 +33,7 @@ func BenchmarkBrowserFrame(b *testing.B) {
 func benchFrames(b *testing.B, view string) {
 	browser := webtest.Browser(b)
 	sess := newFakeSession(b)
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := New(sess, g, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url, err := srv.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
+	ctx, url := serveFake(b, sess, "bench")
 	synthRun(b, ctx, sess, 1000, 4)
 
 	page := webtest.OpenPage(b, browser, 20*time.Minute)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web/webtest"
 )
@@ -73,20 +72,7 @@ func TestBrowserParityOnALongRun(t *testing.T) {
 	}
 	browser := webtest.Browser(t)
 	sess := newFakeSession(t)
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(sess, g, "parity")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url, err := srv.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, url := serveFake(t, sess, "parity")
 	id := synthRun(t, ctx, sess, 1000, 4)
 	logPath, _ := sess.ws.LogPath(id)
 	m, err := webtest.ModelFromLog(logPath)
@@ -245,20 +231,7 @@ var unclosedProse = map[string]string{
 func TestBrowserUnclosedTagsLeaveTheRestVisible(t *testing.T) {
 	browser := webtest.Browser(t)
 	sess := newFakeSession(t)
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(sess, g, "unclosed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	url, err := srv.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, url := serveFake(t, sess, "unclosed")
 	task := "Fix the form " + unclosedProse["textarea"]
 	id, err := sess.Submit(ctx, runner.Submission{Task: task})
 	if err != nil {
