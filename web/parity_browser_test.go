@@ -96,13 +96,13 @@ func TestBrowserParityOnALongRun(t *testing.T) {
 			page.Do(chromedp.Navigate(url))
 			page.Poll("the question modal", `document.querySelector(".question-modal #answer-input") !== null`)
 			checkQuestionModal(t, page)
-			checkPage(t, page, axe, "the question modal")
+			page.Check(t, axe, "the question modal")
 			page.Do(chromedp.KeyEvent(kb.Escape))
 			page.Poll("the question put off", `document.querySelector(".question-modal") === null`)
 
 			page.Poll("the flow graph", `document.querySelectorAll(".flow-graph .graph-node").length > 0`)
 			checkFlowFollows(t, page)
-			checkPage(t, page, axe, "the flow view")
+			page.Check(t, axe, "the flow view")
 			page.Do(chromedp.Click(`//button[text()="Fit"]`))
 			page.Poll("every node drawn at Fit", `document.querySelectorAll(".flow-graph .graph-node").length >= `+strconv.Itoa(ref.Nodes))
 			for _, p := range ref.Compare(page.FlowGraph()) {
@@ -124,7 +124,7 @@ func TestBrowserParityOnALongRun(t *testing.T) {
 			page.Poll("the middle rows", `document.querySelector('.sequence-diagram [data-index="5000"]') !== null`)
 			checkSequence(t, page, "in the middle")
 			page.SetColorScheme("dark")
-			checkPage(t, page, axe, "the sequence view, dark")
+			page.Check(t, axe, "the sequence view, dark")
 			page.SetColorScheme("")
 			for _, p := range page.Close() {
 				t.Errorf("console: %s", p)
@@ -165,22 +165,6 @@ func checkQuestionModal(t *testing.T, page *webtest.Page) {
 	  el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1 || getComputedStyle(el).textOverflow === "ellipsis").map((el) => el.textContent))`, &clipped)
 	if len(clipped) > 0 {
 		t.Errorf("option descriptions cut: %q", clipped)
-	}
-}
-
-// checkPage runs the layout and accessibility checks on the page as it is.
-func checkPage(t *testing.T, page *webtest.Page, axe []byte, where string) {
-	t.Helper()
-	for _, p := range page.LayoutProblems() {
-		t.Errorf("%s: %s", where, p)
-	}
-	for _, p := range page.A11yProblems() {
-		t.Errorf("%s: %s", where, p)
-	}
-	if axe != nil {
-		for _, v := range page.Axe(axe) {
-			t.Errorf("%s: axe: %s", where, v)
-		}
 	}
 }
 

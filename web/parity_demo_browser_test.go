@@ -65,7 +65,7 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 		if err := page.FullyInViewport(".question-modal #answer-input", ".question-modal button[type=submit]"); err != nil {
 			t.Errorf("%s: %v", vp.Name, err)
 		}
-		demoCheckPage(t, page, axe, vp.Name+", the question modal")
+		page.Check(t, axe, vp.Name+", the question modal")
 		if vp == webtest.Phone {
 			shot(page, "browser-question-phone.png")
 		}
@@ -119,7 +119,7 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 		page.Do(chromedp.Click(`//button[text()="Flow"]`))
 		page.Poll("the flow graph", `document.querySelectorAll(".flow-graph .graph-node").length > 0`)
 		shot(page, "browser-flow-"+vp.Name+".png")
-		demoCheckPage(t, page, axe, vp.Name+", the flow graph")
+		page.Check(t, axe, vp.Name+", the flow graph")
 		// The nodes keep their text at the first zoom; Fit draws them all.
 		for _, n := range page.FlowGraph().Nodes {
 			if n.Kind == "role" && !(strings.Contains(n.Text, "done") && strings.Contains(n.Text, "tool call")) {
@@ -150,7 +150,7 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 		if _, problems := page.SequenceTextProblems(); len(problems) > 0 {
 			t.Errorf("%s, first rows: %v", vp.Name, problems)
 		}
-		demoCheckPage(t, page, axe, vp.Name+", the sequence diagram")
+		page.Check(t, axe, vp.Name+", the sequence diagram")
 
 		// The inspector opens on Enter on the selected message.
 		page.Do(chromedp.Focus(".seq-scroll"), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
@@ -158,7 +158,7 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 		if vp == webtest.Desktop {
 			page.Poll("the first operation's details", `(document.querySelector(".tooltip-card--pinned .md code") || {}).textContent === "slugify"`)
 		}
-		demoCheckPage(t, page, axe, vp.Name+", the inspector")
+		page.Check(t, axe, vp.Name+", the inspector")
 		page.Do(chromedp.KeyEvent(kb.Escape))
 		page.Poll("the inspector closed", `document.querySelector(".tooltip-card--pinned") === null`)
 	}
@@ -170,7 +170,7 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 		for _, screen := range []string{"History", "Compose", "Watch"} {
 			page.Do(chromedp.Click(`//nav//button[text()="` + screen + `"]`))
 			page.Poll(screen, `document.querySelector("main.`+strings.ToLower(screen)+`") !== null`)
-			demoCheckPage(t, page, axe, vp.Name+", "+screen)
+			page.Check(t, axe, vp.Name+", "+screen)
 		}
 		page.Do(chromedp.Click(`//button[text()="Sequence"]`))
 		page.Poll("sequence rows", `document.querySelectorAll(".sequence-diagram .seq-row").length > 0`)
@@ -189,26 +189,11 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 	page.Do(chromedp.KeyEvent(kb.Escape))
 	page.Poll("the result modal closed", `document.querySelector(".result-modal") === null`)
 	page.Poll("the flow graph", `document.querySelectorAll(".flow-graph .graph-node").length > 0`)
-	demoCheckPage(t, page, axe, "dark, the flow graph")
+	page.Check(t, axe, "dark, the flow graph")
 	shot(page, "browser-flow-dark.png")
 	page.SetColorScheme("")
 	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
-	}
-}
-
-func demoCheckPage(t *testing.T, page *webtest.Page, axe []byte, where string) {
-	t.Helper()
-	for _, p := range page.LayoutProblems() {
-		t.Errorf("%s: %s", where, p)
-	}
-	for _, p := range page.A11yProblems() {
-		t.Errorf("%s: %s", where, p)
-	}
-	if axe != nil {
-		for _, v := range page.Axe(axe) {
-			t.Errorf("%s: axe: %s", where, v)
-		}
 	}
 }
 

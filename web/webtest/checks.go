@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -367,4 +368,22 @@ func reduce(img image.Image) *image.Paletted {
 		}
 	}
 	return out
+}
+
+// Check reports on t, prefixed by where (the page's state), the page's
+// layout and accessibility problems as it is now, and axe-core's
+// violations when axe (its script) is not nil.
+func (p *Page) Check(t testing.TB, axe []byte, where string) {
+	t.Helper()
+	for _, problem := range p.LayoutProblems() {
+		t.Errorf("%s: %s", where, problem)
+	}
+	for _, problem := range p.A11yProblems() {
+		t.Errorf("%s: %s", where, problem)
+	}
+	if axe != nil {
+		for _, v := range p.Axe(axe) {
+			t.Errorf("%s: axe: %s", where, v)
+		}
+	}
 }
