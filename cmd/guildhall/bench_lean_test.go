@@ -573,19 +573,11 @@ func resumeWithClients(b *testing.B, bin, dir, id string, clients int, flow bool
 // readEvents reads the SSE stream at url, counting its notices and noting
 // the run's run_status, until ctx ends.
 func readEvents(ctx context.Context, url, token string, n *atomic.Int64, ended *atomic.Bool) error {
-	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := getWithToken(ctx, url, token)
 	if err != nil {
 		return err
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, res.Status)
-	}
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -602,15 +594,29 @@ func readEvents(ctx context.Context, url, token string, n *atomic.Int64, ended *
 	return fmt.Errorf("the stream ended early: %v", sc.Err())
 }
 
-// fetchFlow reads the run's flow as a browser does when it opens: the
-// whole InteractionModel as a snapshot.
-func fetchFlow(ctx context.Context, url, token string) error {
+// getWithToken GETs url with the console's access token, as the browser
+// client does; a status other than 200 is an error.
+func getWithToken(ctx context.Context, url, token string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	return res, nil
+}
+
+// fetchFlow reads the run's flow as a browser does when it opens: the
+// whole InteractionModel as a snapshot.
+func fetchFlow(ctx context.Context, url, token string) error {
+	res, err := getWithToken(ctx, url, token)
 	if err != nil {
 		return err
 	}
@@ -618,7 +624,7 @@ func fetchFlow(ctx context.Context, url, token string) error {
 	var env struct {
 		Kind string `json:"kind"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || res.StatusCode != http.StatusOK || env.Kind == "" {
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || env.Kind == "" {
 		return fmt.Errorf("GET %s: %s, %v", url, res.Status, err)
 	}
 	return nil
