@@ -29,6 +29,9 @@ type runView struct {
 	// move before, the first line the log read must stop at.
 	logPath string
 	before  int64
+	// next is the line after the last one read from the log: the
+	// session's events before it are already in the view.
+	next int64
 }
 
 func newRunView(runID string) *runView {
@@ -45,6 +48,9 @@ func (v *runView) apply(e event.Event) {
 		// published), so the read will include it.
 		v.before = max(v.before, e.Seq+1)
 		return
+	}
+	if e.Seq < v.next {
+		return // read from the log already (adopt)
 	}
 	v.model.Apply(e)
 	v.facts.apply(e)
@@ -213,7 +219,11 @@ func (c *viewCache) build(runID, path string) (*runView, error) {
 	c.mu.Lock()
 	if live := c.live; live != nil && live.runID == runID {
 		c.mu.Unlock()
-		live.readLog() // it went live meanwhile
+		// It went live meanwhile: the live view takes this build, or
+		// reads the log itself when the session is already past it.
+		if !live.adopt(v) {
+			live.readLog()
+		}
 		return live, nil
 	}
 	c.past[runID] = v
@@ -237,6 +247,21 @@ func (c *viewCache) touch(runID string) {
 	c.order = append(c.order, runID)
 }
 
+// adopt makes a resumed run's live view, not read yet, the view b built
+// from the whole log, when b read at least every line the session has
+// published since the resume; the session's events b already holds are
+// then skipped (next). It reports whether it did.
+func (v *runView) adopt(b *runView) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.logPath == "" || b.next < v.before {
+		return false
+	}
+	v.logPath = ""
+	v.model, v.facts, v.next = b.model, b.facts, b.next
+	return true
+}
+
 // readLog reads a resumed run's live view from its log, once. It holds
 // the view's lock throughout, so the session's next events wait for it and
 // follow in order.
@@ -249,7 +274,7 @@ func (v *runView) readLog() {
 	path := v.logPath
 	v.logPath = ""
 	if built, err := buildView(v.runID, path, v.before); err == nil {
-		v.model, v.facts = built.model, built.facts
+		v.model, v.facts, v.next = built.model, built.facts, built.next
 	}
 }
 
@@ -270,12 +295,11 @@ func buildView(runID, path string, before int64) (*runView, error) {
 			return errEnough
 		}
 		read += int64(len(rec)) + 1
-		e, err := event.ParseLine(rec)
-		if err != nil {
-			return nil
+		if e, err := event.ParseLine(rec); err == nil {
+			e.Seq = seq
+			v.apply(e)
 		}
-		e.Seq = seq
-		v.apply(e)
+		v.next = seq + 1
 		return nil
 	})
 	if err != nil && !errors.Is(err, errEnough) {

@@ -92,6 +92,24 @@ func TestResumedRunBecomesTheLiveView(t *testing.T) {
 	if c.live != live {
 		t.Fatal("a second run_resumed rebuilt the live view")
 	}
+
+	// A past-run build that finds the run went live meanwhile hands its
+	// view, the whole log, to the live view instead of reading the log a
+	// second time; the events the build holds are not applied again.
+	c3 := newViewCache(ws, render.LabelSet{})
+	c3.applyLive(resumed)
+	v3, err := c3.build(id, path)
+	if err != nil || v3 != c3.live {
+		t.Fatalf("a build of the run that went live returned another view (%v)", err)
+	}
+	whole := envelopeOf(t, mustBuild(t, id, path, -1))
+	if got := envelopeOf(t, v3); got != whole {
+		t.Fatalf("the live view given the build:\n%s\nwant the whole log:\n%s", got, whole)
+	}
+	c3.applyLive(later)
+	if got := envelopeOf(t, v3); got != whole {
+		t.Fatalf("an event the build held was applied again:\n%s\nwant the whole log:\n%s", got, whole)
+	}
 }
 
 // A run_resumed naming no valid run changes nothing.
