@@ -17,8 +17,17 @@ import (
 )
 
 // buildBinary compiles guildhall into a temporary folder of tb.
+//
+// A benchmark given GUILDHALL_BENCH_BIN runs that binary instead, so that
+// two builds can be measured in turns by the same benchmark
+// (docs/operations.md "Performance").
 func buildBinary(tb testing.TB) string {
 	tb.Helper()
+	if _, isBench := tb.(*testing.B); isBench {
+		if bin := os.Getenv("GUILDHALL_BENCH_BIN"); bin != "" {
+			return bin
+		}
+	}
 	bin := filepath.Join(tb.TempDir(), "guildhall")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
