@@ -41,8 +41,7 @@ With RUN_ID it attaches only when that run is the live one. Quitting the
 attached console (q) only detaches this terminal: the run goes on. Several
 terminals (and browsers) can be attached at once; the first answer to a
 question wins, and the others are told.`,
-		Args:        args{max: 1, what: "the run to attach to", example: "guildhall attach run-20250314-093000"}.validate,
-		Annotations: settles(settleLong),
+		Args: args{max: 1, what: "the run to attach to", example: "guildhall attach run-20250314-093000"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runID := ""
 			if len(args) == 1 {

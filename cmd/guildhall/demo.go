@@ -29,8 +29,7 @@ func newDemoCmd(common *commonFlags) *cobra.Command {
 workspace (a small project with a failing test), driven by an embedded
 scripted model. Real tools run for real; only the model is scripted. It
 needs no network and no key.`,
-		Args:        noArgs,
-		Annotations: settles(settleLong),
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !df.headless {
 				if err := needTerminal(cmd, nil); err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/guildhall/guildhall/internal/startup"
 	"github.com/guildhall/guildhall/render"
 )
 
@@ -41,12 +40,6 @@ func (e *exitCodeError) Error() string {
 }
 
 func usageErr(err error) error { return &exitCodeError{code: exitUsage, err: err} }
-
-// init is the last package initialisation to run, since main imports every
-// other package: the end of start-up, when the collector goes back on
-// (package startup turned it off for the initialisation before it). Here
-// rather than in main, so that test binaries get it too.
-func init() { startup.Done() }
 
 func main() {
 	beforeCLI()
@@ -99,7 +92,6 @@ it opens the console and submits the task at once.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          rootArgs,
-		Annotations:   settles(settleLong),
 	}
 	common := &commonFlags{keys: keys, ownsProcess: ownsProcess}
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { settleIn(common, cmd.Annotations[settleAnnotation]) }

@@ -3,39 +3,26 @@ package main
 import (
 	"os"
 	"runtime"
-
-	"github.com/guildhall/guildhall/internal/initpages"
 )
 
-// settleAnnotation marks, in a command's cobra annotations, the commands
-// that go on running: the console, run, resume, demo, serve and attach.
+// settleAnnotation marks, in a command's cobra annotations, the headless
+// commands that go on running (run and resume), which use one processor
+// unless --web serves browsers.
 const settleAnnotation = "guildhall.settle"
 
-const (
-	settleLong     = "long"     // keeps every processor
-	settleHeadless = "headless" // one processor, unless --web serves browsers
-)
+const settleHeadless = "headless"
 
 func settles(kind string) map[string]string { return map[string]string{settleAnnotation: kind} }
 
 // settleIn runs before a command marked as going on running (settles),
-// once its flags are parsed and before its set-up: it gives back the
-// executable's pages that package initialisation mapped (internal/
-// initpages), and runs a headless command on one processor. Here, before
-// the set-up, because the set-up's own pages would otherwise come on top
-// of initialisation's (a peak of 35 instead of 32 MiB on the 100-turn
-// benchmark). Short commands (--version, show, runs) exit before the pages
-// would matter and skip it, since mapping their code again would cost them
-// about 2 ms. A test calling the CLI in-process leaves the test binary
-// alone.
+// once its flags are parsed and before its set-up: a headless command runs
+// on one processor. A test calling the CLI in-process leaves the test
+// binary alone.
 func settleIn(common *commonFlags, kind string) {
-	if !common.ownsProcess || kind == "" {
+	if !common.ownsProcess || kind != settleHeadless || common.web != "" {
 		return
 	}
-	if kind == settleHeadless && common.web == "" {
-		oneProcessorWhenHeadless()
-	}
-	initpages.Release()
+	oneProcessorWhenHeadless()
 }
 
 // oneProcessorWhenHeadless runs a headless command's Go code on one

@@ -15,8 +15,7 @@ func newServeCmd(common *commonFlags) *cobra.Command {
 		Long: `Serve the browser console on --web ADDR (default 127.0.0.1:8765) for this
 workspace until interrupted. Runs are submitted, watched and answered from
 the browser. On start the newest resumable run resumes.`,
-		Args:        noArgs,
-		Annotations: settles(settleLong),
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext()
 			defer stop()
