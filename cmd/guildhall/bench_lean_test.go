@@ -347,22 +347,8 @@ func hundredTurns(read, shell func(t int) fakellm.Call, last fakellm.Reply) []fa
 }
 
 func guildhallRun(b *testing.B, bin string) usage {
-	f := fakellm.New()
+	f, ws, guild := hundredTurnWorkspace(b)
 	defer f.Close()
-	f.Queue("solo", hundredTurns(
-		func(int) fakellm.Call {
-			return fakellm.Call{Name: "read_file", Args: map[string]string{"path": "notes.txt"}}
-		},
-		func(t int) fakellm.Call {
-			return fakellm.Call{Name: "run_shell", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}
-		},
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})...)
-	ws := b.TempDir()
-	guild := filepath.Join(ws, "guild")
-	_ = os.MkdirAll(filepath.Join(guild, "prompts"), 0o755)
-	_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
-	_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
-	_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
 	m, out, err := measure(exec.Command(bin, "run", "--workspace", ws, "--guild", guild, "--base-url", f.BaseURL(),
 		"--model", "fake-model", "--no-input", "--json", "--sandbox", "none", "do 100 turns"))
 	if err != nil {
@@ -628,4 +614,82 @@ func fetchFlow(ctx context.Context, url, token string) error {
 		return fmt.Errorf("GET %s: %s, %v", url, res.Status, err)
 	}
 	return nil
+}
+
+// BenchmarkProcessConsole100ToolTurns measures the console (`guildhall
+// TASK` on a 100x30 pseudo-terminal that answers the terminal's queries)
+// running the 100-turn workload to its end with no browser and no attached
+// terminal: the CPU a console run pays for its own screen and for the API
+// it serves for `attach`. It reports the CPU used until meta.json records
+// the run's end, and the wall time to then.
+func BenchmarkProcessConsole100ToolTurns(b *testing.B) {
+	bin := buildBinary(b)
+	var wall, cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		f, ws, guild := hundredTurnWorkspace(b)
+		w, c := consoleRun(b, bin, ws, "--workspace", ws, "--guild", guild, "--base-url", f.BaseURL(), "--model", "fake-model", "--sandbox", "none", "do 100 turns")
+		f.Close()
+		wall += w
+		cpu += c
+	}
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms/run")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/run")
+}
+
+// consoleRun starts the console with args on a pseudo-terminal and returns
+// the wall time and CPU until the workspace's only run has a terminal
+// status.
+func consoleRun(b *testing.B, bin, ws string, args ...string) (wall, cpu time.Duration) {
+	master, slave := openPTY(b)
+	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
+		b.Fatal(err)
+	}
+	tty, err := os.OpenFile(slave, os.O_RDWR, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tty.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := master.Read(buf)
+			if err != nil {
+				return
+			}
+			answerQueries(master, buf[:n])
+		}
+	}()
+	deadline := start.Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		metas, _ := filepath.Glob(filepath.Join(ws, ".orchestration", "runs", "run-*", "meta.json"))
+		if len(metas) != 1 {
+			continue
+		}
+		raw, err := os.ReadFile(metas[0])
+		var m struct{ Status string }
+		if err != nil || json.Unmarshal(raw, &m) != nil || m.Status == "running" {
+			continue
+		}
+		wall, cpu = time.Since(start), procCPU(b, proc)
+		if m.Status != "success" {
+			b.Fatalf("the console's run ended %s:\n%s", m.Status, raw)
+		}
+		return wall, cpu
+	}
+	b.Fatal("the console's run did not end within 60 s")
+	return
 }

@@ -38,23 +38,7 @@ func benchProcess100(b *testing.B, bin, mode string) {
 	var cpu, children, wall time.Duration
 	var rss, anon int64
 	for i := 0; i < b.N; i++ {
-		f := fakellm.New()
-		var turns []fakellm.Reply
-		for t := 0; t < 100; t++ {
-			if t%2 == 0 {
-				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "read_file", Args: map[string]string{"path": "notes.txt"}}}})
-			} else {
-				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "run_shell", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}}})
-			}
-		}
-		turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})
-		f.Queue("solo", turns...)
-		ws := b.TempDir()
-		guild := filepath.Join(ws, "guild")
-		_ = os.MkdirAll(filepath.Join(guild, "prompts"), 0o755)
-		_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
-		_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
-		_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
+		f, ws, guild := hundredTurnWorkspace(b)
 		argv := []string{bin, "run", "--workspace", ws, "--guild", guild, "--base-url", f.BaseURL(), "--model", "fake-model", "--no-input", "--json", "--sandbox", mode, "do 100 turns"}
 		if w := os.Getenv("GUILDHALL_BENCH_WRAP"); w != "" {
 			argv = append(strings.Fields(strings.ReplaceAll(w, "%d", strconv.Itoa(i))), argv...)
@@ -79,6 +63,28 @@ func benchProcess100(b *testing.B, bin, mode string) {
 	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall-ms/run")
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
 	b.ReportMetric(float64(anon)/1024, "peak-anon-MiB")
+}
+
+// hundredTurnWorkspace is the 100-turn workload: a fake endpoint that
+// answers 50 read_file and 50 run_shell calls and a finish, and a one-role
+// guild in a fresh workspace.
+func hundredTurnWorkspace(b *testing.B) (f *fakellm.Server, ws, guild string) {
+	f = fakellm.New()
+	f.Queue("solo", hundredTurns(
+		func(int) fakellm.Call {
+			return fakellm.Call{Name: "read_file", Args: map[string]string{"path": "notes.txt"}}
+		},
+		func(t int) fakellm.Call {
+			return fakellm.Call{Name: "run_shell", Args: map[string]string{"command": "echo turn " + strconv.Itoa(t)}}
+		},
+		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})...)
+	ws = b.TempDir()
+	guild = filepath.Join(b.TempDir(), "guild") // outside: a workspace's own guild asks for trust
+	_ = os.MkdirAll(filepath.Join(guild, "prompts"), 0o755)
+	_ = os.WriteFile(filepath.Join(guild, "guild.json"), []byte(`{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["read_file","run_shell","finish"]}}}`), 0o644)
+	_ = os.WriteFile(filepath.Join(guild, "prompts", "solo.md"), []byte("[role:solo] Work alone."), 0o644)
+	_ = os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o644)
+	return f, ws, guild
 }
 
 // BenchmarkProcessStartup measures `guildhall --version`: what every
