@@ -81,24 +81,21 @@ func (c *viewCache) resetLive(backlog []event.Event) {
 	}
 }
 
-// applyLive folds a session event into the live view, starting a new one
-// on run_started, and on run_resumed one read from the log when it is
-// first asked for (readLog), and returns the live run's id ("" before any
-// run).
+// applyLive folds a session event into the live view, and returns the
+// live run's id ("" before any run). A run_started or run_resumed makes its
+// run the live view, read from the log when it is first asked for
+// (followLive).
 func (c *viewCache) applyLive(e event.Event) string {
 	switch e.Type {
 	case event.RunStarted:
 		var p event.RunStartedPayload
 		if e.Decode(&p) == nil && p.RunID != "" {
-			c.mu.Lock()
-			c.live = newRunView(p.RunID)
-			delete(c.past, p.RunID)
-			c.mu.Unlock()
+			c.followLive(p.RunID, e.Seq)
 		}
 	case event.RunResumed:
 		var p event.RunResumedPayload
 		if e.Decode(&p) == nil {
-			c.resumeLive(p.RunID, e.Seq)
+			c.followLive(p.RunID, e.Seq)
 		}
 	}
 	c.mu.Lock()
@@ -113,12 +110,17 @@ func (c *viewCache) applyLive(e event.Event) string {
 	return v.runID
 }
 
-// resumeLive makes a resumed run the live view, read from its log, up to
-// the line before, at the first request (a resume nobody watches pays
-// nothing). Without it every request for the run's flow rebuilt its view
-// from the log, which grows with each event: ten browsers on a resumed
-// run of 100 MB took 24 s of CPU and 3 GiB.
-func (c *viewCache) resumeLive(runID string, before int64) {
+// followLive makes runID the live view. While nobody asks for it, its
+// events are only counted: the view is read from the run's log, up to the
+// line before, at the first request (readLog), and folds the session's
+// events from then on. Every console serves the API for `attach`, so
+// folding each event with no browser or attached terminal watching was a
+// second InteractionModel paid by every run; and without it, every request
+// for a resumed run's flow rebuilt its view from a log that grows with
+// each event (ten browsers on a resumed run of 100 MB took 24 s of CPU and
+// 3 GiB). A run whose log is not on disk (a session that publishes events
+// without logging them) is folded at once instead.
+func (c *viewCache) followLive(runID string, before int64) {
 	if store.CheckRunID(runID) != nil {
 		return
 	}
@@ -129,7 +131,9 @@ func (c *viewCache) resumeLive(runID string, before int64) {
 	}
 	v := newRunView(runID)
 	if path, err := c.ws.LogPath(runID); err == nil {
-		v.logPath, v.before = path, before
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+			v.logPath, v.before = path, before
+		}
 	}
 	c.live = v
 	delete(c.past, runID)

@@ -205,3 +205,72 @@ func TestConcurrentRequestsShareOneBuild(t *testing.T) {
 		t.Fatalf("%d builds left registered", len(c.building))
 	}
 }
+
+// A run that starts while nobody watches is not folded: its events are
+// counted, and its view is read from the log at the first request, then
+// follows the session. A run whose log is not on disk is folded at once.
+func TestStartedRunIsFoldedOnlyOnceSomeoneAsks(t *testing.T) {
+	dir := t.TempDir()
+	ws := store.Workspace{Dir: dir}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	id, err := ws.CreateRun(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := ws.LogPath(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw, err := store.OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newViewCache(ws, render.LabelSet{})
+	n := 0
+	emit := func(typ event.Type, p any) {
+		e, err := event.New(t0.Add(time.Duration(n)*time.Second), typ, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Seq, err = lw.Append(e.AppendJSON(nil)); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		c.applyLive(e) // appended, then published, as the runner does
+	}
+	emit(event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
+	emit(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "t"})
+	for i := range 3 {
+		cid := "c" + strconv.Itoa(i)
+		emit(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Arguments: `{"path":"a"}`})
+		emit(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Kind: "success", Result: json.RawMessage(`{"kind":"success"}`)})
+	}
+	if c.liveID() != id {
+		t.Fatalf("the live run is %q, want %s", c.liveID(), id)
+	}
+	if c.live.logPath == "" || len(c.live.model.Operations) != 0 {
+		t.Fatal("the started run was folded before anyone asked for its view")
+	}
+	live, err := c.get(id)
+	if err != nil || live != c.live {
+		t.Fatalf("a flow request for the live run got another view (%v)", err)
+	}
+	if got, want := envelopeOf(t, live), envelopeOf(t, mustBuild(t, id, path, -1)); got != want {
+		t.Fatalf("the live view at the first request:\n%s\nwant the log so far:\n%s", got, want)
+	}
+	emit(event.RoleFinished, event.RoleFinishedPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Status: "success", Summary: "done"})
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := envelopeOf(t, live), envelopeOf(t, mustBuild(t, id, path, -1)); got != want {
+		t.Fatalf("the live view after a later event:\n%s\nwant the whole log:\n%s", got, want)
+	}
+
+	// No log on disk: folded as the events come.
+	c2 := newViewCache(store.Workspace{Dir: t.TempDir()}, render.LabelSet{})
+	e, _ := event.New(t0, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
+	c2.applyLive(e)
+	if c2.live == nil || c2.live.logPath != "" {
+		t.Fatal("a run with no log on disk was left to be read from it")
+	}
+}
