@@ -69,11 +69,28 @@ type Guild struct {
 	Roles         map[string]*Role
 	Manifests     map[string]tools.Manifest
 	Visualization json.RawMessage
+	// ConventionalDocs gives the entry role, when it declares no
+	// projectDocs, the workspace's conventional instructions to agents
+	// (tools.ConventionalDocs: AGENTS.md, CLAUDE.md,
+	// .github/copilot-instructions.md) as its projectDocs. Guildhall sets it
+	// for its own seed guilds; a guild loaded from a folder runs as its
+	// author wrote it, as in the original system.
+	ConventionalDocs bool
 	// Warnings are what the load accepted but the operator should know,
 	// each at file:line:col: keys the original system ignores (and so
 	// does Guildhall), a tool declared twice. `guildhall check --strict`
 	// makes them errors.
 	Warnings ConfigErrors
+}
+
+// EntryDocs are the workspace files the entry role reads at run start as
+// its project documentation: the ones it declares, or, with
+// ConventionalDocs, the conventional ones the workspace has.
+func (g *Guild) EntryDocs(ws *tools.Workspace) []string {
+	if docs := g.Roles[g.EntryRole].ProjectDocs; len(docs) > 0 || !g.ConventionalDocs {
+		return docs
+	}
+	return tools.PresentConventionalDocs(ws)
 }
 
 // RoleNames lists the roles, sorted.

@@ -335,8 +335,8 @@ func (r *Run) entryHistory(prior *store.Meta) ([]provider.Message, int) {
 			provider.Message{Role: "assistant", Content: priorResultText(prior)})
 	}
 	task := r.opts.Task
-	if len(role.ProjectDocs) > 0 {
-		task += "\n\n" + tools.ReadProjectDocs(r.wsTool, role.ProjectDocs)
+	if docs := r.opts.Guild.EntryDocs(r.wsTool); len(docs) > 0 {
+		task += "\n\n" + tools.ReadProjectDocs(r.wsTool, docs)
 	}
 	if r.opts.Briefing != "" {
 		task += "\n\n" + r.opts.Briefing

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -76,4 +77,36 @@ func docReason(err error) string {
 		return pe.Reason
 	}
 	return "unreadable"
+}
+
+// ConventionalDocs are the files coding agents read by convention for a
+// project's instructions to agents, in the order they are included.
+var ConventionalDocs = []string{"AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"}
+
+// PresentConventionalDocs lists the ConventionalDocs the workspace has. An
+// entry that exists but is not a readable regular file (a link out, a
+// FIFO) is listed too: ReadProjectDocs then says in the block why it was
+// not included, rather than the operator never learning it was there.
+func PresentConventionalDocs(ws *Workspace) []string {
+	var out []string
+	for _, name := range ConventionalDocs {
+		if _, err := ws.root.Lstat(name); err == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ProjectDocProblem says why ReadProjectDocs would not include the file at
+// p ("" when it would), for `guildhall check`.
+func ProjectDocProblem(ws *Workspace, p string) string {
+	rel, err := ws.Resolve(p)
+	if err == nil {
+		var f *os.File
+		if f, _, err = ws.openRegular(p, rel); err == nil {
+			f.Close()
+			return ""
+		}
+	}
+	return docReason(err)
 }

@@ -161,6 +161,7 @@ func seedGuild() (*runner.Guild, error) {
 		return nil, &exitCodeError{code: exitError, err: err}
 	}
 	g.Path = "seed"
+	g.ConventionalDocs = true
 	return g, nil
 }
 

@@ -282,6 +282,7 @@ func compactSeedGuild() (*runner.Guild, error) {
 		return nil, &exitCodeError{code: exitError, err: err}
 	}
 	g.Path = compactSeedPath
+	g.ConventionalDocs = true
 	return g, nil
 }
 

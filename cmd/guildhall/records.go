@@ -18,6 +18,7 @@ import (
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/trust"
 	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
 	"github.com/guildhall/guildhall/web/discovery"
 )
 
@@ -362,6 +363,34 @@ func filesText(files []string) string {
 	return strings.Join(files, " + ")
 }
 
+// projectDocsLine says which workspace files the entry role will read at
+// run start, for `check`.
+func projectDocsLine(workspace string, g *runner.Guild) string {
+	docs := g.Roles[g.EntryRole].ProjectDocs
+	problems := map[string]string{}
+	if ws, err := tools.OpenWorkspace(workspace); err == nil {
+		docs = g.EntryDocs(ws)
+		for _, d := range docs {
+			problems[d] = tools.ProjectDocProblem(ws, d)
+		}
+		ws.Close()
+	}
+	if len(docs) == 0 {
+		if g.ConventionalDocs {
+			return "project docs: none (the entry role would read " + strings.Join(tools.ConventionalDocs, ", ") + " if the workspace had them)"
+		}
+		return "project docs: none"
+	}
+	quoted := make([]string, len(docs))
+	for i, d := range docs {
+		quoted[i] = render.SanitizeLine(d)
+		if p := problems[d]; p != "" {
+			quoted[i] += " (not read: " + p + ")"
+		}
+	}
+	return "project docs: " + strings.Join(quoted, ", ") + " (read by the entry role at run start as untrusted reference material, at most 256 KiB each)"
+}
+
 func newCheckCmd(common *commonFlags) *cobra.Command {
 	strict, probe := false, false
 	cmd := &cobra.Command{
@@ -407,6 +436,7 @@ it; a server that fails its probe fails the check.`,
 				fmt.Fprintln(out, "warning:", render.SanitizeLine(w.Error()))
 			}
 			fmt.Fprintf(out, "guild %s: ok (%d roles, entry role %s)\n", render.SanitizeLine(g.Source), len(g.Roles), render.SanitizeLine(g.EntryRole))
+			fmt.Fprintln(out, projectDocsLine(cfg.workspace, g))
 			if d.Origin("model.contextWindow") != "" {
 				if err := d.CheckGenerationFits(); err != nil {
 					return usageErr(err)
