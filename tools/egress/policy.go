@@ -26,8 +26,23 @@ type rule struct {
 	port    int
 }
 
+// Presets are the registries a build downloads dependencies from, one
+// word for each ecosystem: a pattern that is a preset's name allows its
+// hosts on port 443. Each host is one that the ecosystem's standard client
+// fetches from by default: the index or proxy, and where its archives are
+// stored.
+var Presets = map[string][]string{
+	"go":     {"proxy.golang.org", "sum.golang.org"},
+	"npm":    {"registry.npmjs.org", "registry.yarnpkg.com"},
+	"pypi":   {"pypi.org", "files.pythonhosted.org"},
+	"crates": {"index.crates.io", "static.crates.io", "crates.io"},
+	"maven":  {"repo.maven.apache.org", "repo1.maven.org", "plugins.gradle.org", "services.gradle.org"},
+}
+
 // ParsePolicy parses allowlist patterns:
 //
+//   - a preset's name ("go", "npm", "pypi", "crates", "maven") allows that
+//     ecosystem's registry hosts (Presets) on port 443;
 //   - "pypi.org" allows that host on any port;
 //   - "pypi.org:443" allows it on port 443 only;
 //   - "*.npmjs.org" allows every subdomain of npmjs.org (not npmjs.org
@@ -41,6 +56,12 @@ type rule struct {
 func ParsePolicy(patterns []string) (Policy, error) {
 	var p Policy
 	for i, pat := range patterns {
+		if hosts, ok := Presets[pat]; ok {
+			for _, h := range hosts {
+				p.rules = append(p.rules, rule{pattern: pat, host: h, port: 443})
+			}
+			continue
+		}
 		r, err := parseRule(pat)
 		if err != nil {
 			return Policy{}, fmt.Errorf("allow[%d] %q: %w", i, pat, err)
@@ -138,14 +159,20 @@ func sameIP(a, b string) bool {
 	return ia != nil && ib != nil && ia.Equal(ib)
 }
 
-// Patterns returns the allowlist as written.
+// Patterns returns the allowlist as written: a preset once, by its name.
 func (p Policy) Patterns() []string {
-	out := make([]string, len(p.rules))
+	out := make([]string, 0, len(p.rules))
 	for i, r := range p.rules {
-		out[i] = r.pattern
+		if i > 0 && r.pattern == p.rules[i-1].pattern && Presets[r.pattern] != nil {
+			continue
+		}
+		out = append(out, r.pattern)
 	}
 	return out
 }
+
+// Hosts counts the hosts the policy names, a preset's each.
+func (p Policy) Hosts() int { return len(p.rules) }
 
 // Empty reports whether the policy allows nothing.
 func (p Policy) Empty() bool { return len(p.rules) == 0 }

@@ -78,3 +78,50 @@ func TestPolicyAllows(t *testing.T) {
 		t.Error("the zero policy allowed a host")
 	}
 }
+
+// A preset's name allows exactly its ecosystem's registry hosts on 443,
+// is listed once by its name, and counts each host.
+func TestPresetsExpandToTheirRegistries(t *testing.T) {
+	p, err := ParsePolicy([]string{"go", "pypi", "example.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		host string
+		port int
+		want bool
+		rule string
+	}{
+		{"proxy.golang.org", 443, true, "go"},
+		{"sum.golang.org", 443, true, "go"},
+		{"proxy.golang.org", 80, false, ""},
+		{"evil.proxy.golang.org", 443, false, ""},
+		{"golang.org", 443, false, ""},
+		{"go", 443, false, ""},
+		{"files.pythonhosted.org", 443, true, "pypi"},
+		{"registry.npmjs.org", 443, false, ""},
+		{"example.org", 8443, true, "example.org"},
+	} {
+		ok, rule := p.Allows(c.host, c.port)
+		if ok != c.want || rule != c.rule {
+			t.Errorf("Allows(%q, %d) = %v, %q; want %v, %q", c.host, c.port, ok, rule, c.want, c.rule)
+		}
+	}
+	if got := strings.Join(p.Patterns(), ","); got != "go,pypi,example.org" {
+		t.Errorf("Patterns() = %s, want go,pypi,example.org", got)
+	}
+	if p.Hosts() != 5 {
+		t.Errorf("Hosts() = %d, want 5", p.Hosts())
+	}
+	for name, hosts := range Presets {
+		q, err := ParsePolicy([]string{name})
+		if err != nil || q.Hosts() != len(hosts) {
+			t.Errorf("preset %s: %v, %d hosts", name, err, q.Hosts())
+		}
+		for _, h := range hosts {
+			if _, err := parseRule(h); err != nil {
+				t.Errorf("preset %s host %q is not a valid host: %v", name, h, err)
+			}
+		}
+	}
+}

@@ -151,13 +151,13 @@ func (p Policy) Summary() string {
 	if p.mode == None || p.mode == "" {
 		if p.network == NetworkAllowlist {
 			// The allowlist still governs the web tools.
-			return "sandbox: none (commands run unconfined; the web tools reach " + plural(len(p.allow.Patterns()), "allowed host") + ")"
+			return "sandbox: none (commands run unconfined; the web tools reach " + plural(p.allow.Hosts(), "allowed host") + ")"
 		}
 		return "sandbox: none (commands run unconfined)"
 	}
 	s := "sandbox: " + string(p.mode) + ", network " + string(p.network)
 	if p.network == NetworkAllowlist {
-		s += " (" + plural(len(p.allow.Patterns()), "host") + ")"
+		s += " (" + plural(p.allow.Hosts(), "host") + ")"
 	}
 	if n := len(p.writable); n > 0 {
 		s += ", " + plural(n, "extra writable path")
