@@ -15,21 +15,7 @@ import (
 // from the lines of its log before that event; what follows comes from the
 // session, once each, even when the log already holds it.
 func TestResumedRunBecomesTheLiveView(t *testing.T) {
-	dir := t.TempDir()
-	ws := store.Workspace{Dir: dir}
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	id, err := ws.CreateRun(t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := ws.LogPath(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lw, err := store.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, id, path, lw := newLoggedRun(t)
 	var evs []event.Event
 	add := func(typ event.Type, p any) event.Event {
 		e, err := event.New(t0.Add(time.Duration(len(evs))*time.Second), typ, p)
@@ -126,6 +112,26 @@ func TestRunResumedWithABadRunIDIsIgnored(t *testing.T) {
 	}
 }
 
+// newLoggedRun creates a run in a fresh workspace and opens its log.
+func newLoggedRun(t *testing.T) (ws store.Workspace, id, path string, lw *store.LogWriter) {
+	t.Helper()
+	ws = store.Workspace{Dir: t.TempDir()}
+	id, err := ws.CreateRun(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path, err = ws.LogPath(id); err != nil {
+		t.Fatal(err)
+	}
+	if lw, err = store.OpenLog(path); err != nil {
+		t.Fatal(err)
+	}
+	return ws, id, path, lw
+}
+
+// t0 is when the runs of these tests start.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
 func mustBuild(t *testing.T, id, path string, before int64) *runView {
 	t.Helper()
 	v, err := buildView(id, path, before)
@@ -210,21 +216,7 @@ func TestConcurrentRequestsShareOneBuild(t *testing.T) {
 // counted, and its view is read from the log at the first request, then
 // follows the session. A run whose log is not on disk is folded at once.
 func TestStartedRunIsFoldedOnlyOnceSomeoneAsks(t *testing.T) {
-	dir := t.TempDir()
-	ws := store.Workspace{Dir: dir}
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	id, err := ws.CreateRun(t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := ws.LogPath(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lw, err := store.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, id, path, lw := newLoggedRun(t)
 	c := newViewCache(ws, render.LabelSet{})
 	n := 0
 	emit := func(typ event.Type, p any) {
