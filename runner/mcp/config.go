@@ -53,6 +53,11 @@ type Config struct {
 	// policy like any other destination the workspace chose.
 	Origin        string `json:"-"`
 	FromWorkspace bool   `json:"-"`
+	// Verify, when set, is asked before every start of a stdio server: it
+	// fails when the workspace files the server's command line names are
+	// no longer those the operator trusted (runner/trust pins them), and
+	// the server is then not started.
+	Verify func() error `json:"-"`
 }
 
 // Transports.
@@ -163,18 +168,36 @@ func (c Config) SandboxSummary(runMode sandbox.Mode) string {
 }
 
 // Mode is the stdio server's effective sandbox mode: none whenever the
-// run's is none, else its own, else the run's.
+// run's is none, else its own, else the run's. A server a workspace's file
+// declared never gets a looser mode than the run's: only the operator's
+// own configuration loosens a sandbox.
 func (c Config) Mode(runMode sandbox.Mode) sandbox.Mode {
 	if runMode == sandbox.None {
 		return sandbox.None
 	}
-	if c.Sandbox.Mode != "" {
-		return sandbox.Mode(c.Sandbox.Mode)
-	}
 	if runMode == "" {
-		return sandbox.WorkspaceWrite
+		runMode = sandbox.WorkspaceWrite
 	}
-	return runMode
+	own := sandbox.Mode(c.Sandbox.Mode)
+	if own == "" || c.FromWorkspace && LooserMode(own, runMode) {
+		return runMode
+	}
+	return own
+}
+
+// LooserMode reports whether mode a confines less than b: none is looser
+// than workspace-write, which is looser than read-only ("" is
+// workspace-write, the default).
+func LooserMode(a, b sandbox.Mode) bool { return modeRank(a) < modeRank(b) }
+
+func modeRank(m sandbox.Mode) int {
+	switch m {
+	case sandbox.None:
+		return 0
+	case sandbox.ReadOnly:
+		return 2
+	}
+	return 1
 }
 
 // Policy is the stdio server's own sandbox policy.

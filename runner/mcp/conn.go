@@ -202,6 +202,11 @@ func (s *server) connector() (*conn, sdk.Transport, error) {
 	if sb == nil {
 		return nil, nil, errors.New("no sandbox to start it in")
 	}
+	if s.cfg.Verify != nil {
+		if err := s.cfg.Verify(); err != nil {
+			return nil, nil, cleanError(err)
+		}
+	}
 	policy, err := s.cfg.Policy(sb.Policy().Mode())
 	if err != nil {
 		return nil, nil, fmt.Errorf("its sandbox: %w", err)

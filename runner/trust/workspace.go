@@ -3,17 +3,12 @@ package trust
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
-	"strings"
 
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/mcp"
 	"github.com/guildhall/guildhall/tools"
-	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 // Where a workspace may keep configuration of its own. The original system
@@ -35,15 +30,24 @@ type Found struct {
 	Guild *runner.Guild
 	// DeploymentFile is the workspace-relative deployment file found ("" for
 	// none), and Deployment the result of layering it over the base the
-	// caller gave (nil when it failed).
+	// caller gave (nil when it failed), with every loosening of the
+	// sandbox it asked for refused (Refused says which).
 	DeploymentFile string
 	Deployment     *runner.Deployment
-	// Files are the workspace-relative files read, sorted, and Hash is the
-	// SHA-256 over their names and contents: what a decision is about.
+	// Refused are the settings of the deployment file that would have
+	// loosened the operator's sandbox and were not applied.
+	Refused []Change
+	// Pins are, per MCP server the deployment file declares, the
+	// workspace files its command line names, pinned with the rest.
+	Pins []ServerPins
+	// Files are the workspace-relative files read, and the programs and
+	// folders the servers' command lines name, sorted; Hash is the SHA-256
+	// over their names and contents: what a decision is about.
 	Files []string
 	Hash  string
 	// Problems are the files that could not be loaded: an invalid guild, a
-	// link out of the workspace, a file too large.
+	// link out of the workspace, a file too large, a server program that
+	// cannot be pinned.
 	Problems []error
 }
 
@@ -57,12 +61,17 @@ func (f *Found) Usable() bool { return f.Any() && len(f.Problems) == 0 }
 // folder and its deployment file, layered over base (the operator's
 // deployment; nil for the built-in defaults). Every file is read through
 // ws's containment — a link out of the workspace, into .orchestration or to
-// a FIFO is refused — and hashed. Nothing is applied: the caller decides,
+// a FIFO is refused — and hashed, together with the workspace files the
+// deployment's MCP servers run. Nothing is applied: the caller decides,
 // with the operator, whether to use it.
 func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 	f := &Found{}
-	read := map[string][]byte{}
-	record := func(name string, data []byte) { read[name] = data }
+	sums := map[string][32]byte{}
+	files := map[string]bool{}
+	record := func(name string, data []byte) {
+		sums[name] = sha256.Sum256(data)
+		files[name] = true
+	}
 
 	if exists(ws, workspaceGuildDir+"/guild.json") {
 		// Rooted at the workspace, not at guild/: a style guide may be one
@@ -93,10 +102,25 @@ func Discover(ws *tools.Workspace, base *runner.Deployment) *Found {
 		}
 		// Its MCP servers are commands and endpoints the workspace chose.
 		d.MarkWorkspaceServers(map[string]bool{name: true})
+		f.Refused = confine(base, d, name)
+		pins, err := pinServers(ws, d, name)
+		if err != nil {
+			f.Problems = append(f.Problems, err)
+			break
+		}
+		for _, p := range pins {
+			for k, v := range p.sums {
+				sums[k] = v
+			}
+			for _, name := range p.Files {
+				files[name] = true
+			}
+		}
+		f.Pins = pins
 		f.Deployment = d
 		break
 	}
-	f.Files, f.Hash = hashFiles(read)
+	f.Files, f.Hash = hashSums(files, sums)
 	return f
 }
 
@@ -108,163 +132,26 @@ func exists(ws *tools.Workspace, name string) bool {
 	return !(errors.As(err, &pe) && pe.Kind == tools.KindNotFound)
 }
 
-// hashFiles hashes names and contents in name order.
-func hashFiles(files map[string][]byte) ([]string, string) {
+// hashSums hashes the entries' names and digests in name order, and lists
+// the files. A configuration file's entry is its name, so a workspace
+// without MCP servers keeps the hash it had before programs were pinned.
+func hashSums(files map[string]bool, sums map[string][32]byte) ([]string, string) {
+	if len(sums) == 0 {
+		return nil, ""
+	}
+	keys := make([]string, 0, len(sums))
+	for k := range sums {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s\x00%x\n", k, sums[k])
+	}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		sum := sha256.Sum256(files[n])
-		fmt.Fprintf(h, "%s\x00%x\n", n, sum)
-	}
-	if len(names) == 0 {
-		return nil, ""
-	}
 	return names, "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// A Change is one line of what trusting a workspace would change.
-type Change struct {
-	Text string
-	// Warn marks a change that weakens isolation or sends work elsewhere:
-	// the sandbox loosened, the model endpoint moved, tools that run
-	// commands granted.
-	Warn bool
-}
-
-// Changes describes, one line each, what applying the workspace's
-// configuration would change against the operator's: each setting the
-// deployment file sets (old → new), and the guild that would replace the
-// operator's (its entry role, roles, and who may run commands). Strings
-// come from the workspace: the caller sanitises them before display.
-func (f *Found) Changes(base *runner.Deployment, baseGuild string) []Change {
-	var out []Change
-	if f.Deployment != nil {
-		out = append(out, deploymentChanges(f.DeploymentFile, base, f.Deployment)...)
-	}
-	if g := f.Guild; g != nil {
-		out = append(out, Change{Text: fmt.Sprintf("guild/ replaces %s: entry role %s; roles %s", baseGuild, g.EntryRole, strings.Join(g.RoleNames(), ", "))})
-		for _, tool := range []string{"run_shell", "typecheck", "test", "write_file", "edit_file", "git_commit", "fetch_url", "web_search"} {
-			var who []string
-			for _, name := range g.RoleNames() {
-				if g.Roles[name].Grants(tool) {
-					who = append(who, name)
-				}
-			}
-			if len(who) > 0 {
-				out = append(out, Change{Text: fmt.Sprintf("guild/ grants %s to %s", tool, strings.Join(who, ", ")), Warn: runsCommands(tool)})
-			}
-		}
-		for _, name := range g.RoleNames() {
-			// Another party's tools, with whatever tokens the operator
-			// gave the server: a grant is worth a look.
-			if grants := g.Roles[name].MCPGrants(); len(grants) > 0 {
-				out = append(out, Change{Text: fmt.Sprintf("guild/ grants the MCP tools %s to %s", strings.Join(grants, ", "), name), Warn: true})
-			}
-			if docs := g.Roles[name].ProjectDocs; len(docs) > 0 {
-				out = append(out, Change{Text: fmt.Sprintf("guild/ gives %s the workspace files %s as project documentation", name, strings.Join(docs, ", "))})
-			}
-			// A style guide outside guild/ is one of the workspace's own
-			// files, put into every prompt of the role.
-			if sg := g.Roles[name].StyleGuide; sg != "" {
-				if file := path.Join(workspaceGuildDir, strings.TrimLeft(sg, "/")); !strings.HasPrefix(file, workspaceGuildDir+"/") {
-					out = append(out, Change{Text: fmt.Sprintf("guild/ appends the workspace file %s to the system prompt of %s", file, name)})
-				}
-			}
-		}
-	}
-	return out
-}
-
-func runsCommands(tool string) bool {
-	switch tool {
-	case "run_shell", "typecheck", "test":
-		return true
-	}
-	return false
-}
-
-// deploymentChanges lists the settings file set, from base's value to d's.
-func deploymentChanges(file string, base, d *runner.Deployment) []Change {
-	if base == nil {
-		base = runner.DefaultDeployment()
-	}
-	var paths []string
-	for p, origin := range d.SetBy {
-		if origin == file {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	before, after := asTree(base), asTree(d)
-	out := mcpChanges(file, base, d)
-	for _, p := range paths {
-		if strings.HasPrefix(p, "mcpServers.") {
-			continue // mcpChanges said it, without the values
-		}
-		old, now := lookup(before, p), lookup(after, p)
-		text := fmt.Sprintf("%s sets %s to %s", file, p, now)
-		if old != now {
-			text += " (now " + old + ")"
-		}
-		out = append(out, Change{Text: text, Warn: weakening(p)})
-	}
-	return out
-}
-
-// mcpChanges lists the MCP servers file declares, each a warning: a
-// stdio server is a command the workspace chose (it runs in a sandbox of
-// its own, whose policy the line shows), an HTTP server an endpoint the
-// workspace chose (reached only through sandbox.allow). Env and header
-// values are never shown, only their names.
-func mcpChanges(file string, base, d *runner.Deployment) []Change {
-	var out []Change
-	mode := sandbox.Mode(d.Sandbox.Mode)
-	for _, name := range d.MCPServerNames() {
-		c := d.MCPServers[name]
-		if c.Origin != file {
-			continue
-		}
-		text := fmt.Sprintf("%s declares MCP server %s: %s", file, name, c.Summary(mode))
-		if c.Transport() == mcp.HTTP {
-			text += " (reached only if sandbox.allow names its host)"
-		}
-		if old, ok := base.MCPServers[name]; ok {
-			text += fmt.Sprintf("; it replaces your server %s (%s), whose env and headers it does not get", name, old.Summary(mode))
-		}
-		out = append(out, Change{Text: text, Warn: true})
-	}
-	return out
-}
-
-// weakening reports settings whose change sends work elsewhere or loosens
-// isolation.
-func weakening(path string) bool {
-	return path == "model.apiBase" || path == "model.provider" || strings.HasPrefix(path, "sandbox.") || path == "executor.passEnv"
-}
-
-func asTree(d *runner.Deployment) map[string]any {
-	b, _ := json.Marshal(d)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-// lookup renders the value at a dotted path, "unset" when absent.
-func lookup(tree map[string]any, path string) string {
-	var v any = tree
-	for _, part := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return "unset"
-		}
-		if v, ok = m[part]; !ok {
-			return "unset"
-		}
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }

@@ -1,0 +1,92 @@
+package trust
+
+// A workspace's deployment file may tighten the operator's sandbox, never
+// loosen it: it cannot turn the sandbox off or make host paths writable,
+// for the run or for an MCP server it declares. Those settings are the
+// operator's alone (their deployment.json, --sandbox). What a workspace
+// asks for beyond that is refused here, before anything applies, and the
+// trust prompt says so with a "!" line; the rest of its configuration
+// still applies once trusted. Refusing the one setting rather than the
+// whole file keeps the prompt an honest list of what will run: what it
+// shows is the confinement the run gets.
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/mcp"
+	"github.com/guildhall/guildhall/tools/sandbox"
+)
+
+// ownConfig names where a sandbox may be loosened, for the refusals.
+const ownConfig = "only your own deployment.json (in $XDG_CONFIG_HOME/guildhall) or --sandbox loosens the sandbox"
+
+// confine undoes, in d, every loosening of base's sandbox that file asked
+// for, and describes each refusal. base nil is the built-in defaults.
+func confine(base, d *runner.Deployment, file string) []Change {
+	if base == nil {
+		base = runner.DefaultDeployment()
+	}
+	var out []Change
+	refuse := func(format string, a ...any) {
+		out = append(out, Change{Text: fmt.Sprintf(format, a...) + "; " + ownConfig, Warn: true})
+	}
+	baseMode := runMode(base)
+	if d.Origin("sandbox.mode") == file && mcp.LooserMode(runMode(d), baseMode) {
+		refuse("%s asks for sandbox.mode %q: refused, commands stay in the sandbox (%s)", file, d.Sandbox.Mode, baseMode)
+		d.Sandbox.Mode = base.Sandbox.Mode
+		d.SetOrigin("sandbox.mode", base.Origin("sandbox.mode"))
+	}
+	if d.Origin("sandbox.writable") == file {
+		kept, refused := operatorsOnly(d.Sandbox.Writable, base.Sandbox.Writable)
+		if len(refused) > 0 {
+			refuse("%s asks to make %s writable in the sandbox: refused", file, strings.Join(refused, ", "))
+			d.Sandbox.Writable = kept
+		}
+	}
+	mode := runMode(d)
+	for _, name := range d.MCPServerNames() {
+		c := d.MCPServers[name]
+		if c.Origin != file || c.Transport() != mcp.Stdio {
+			continue
+		}
+		if own := sandbox.Mode(c.Sandbox.Mode); own != "" && mcp.LooserMode(own, mode) {
+			refuse("%s asks for MCP server %s to run with sandbox mode %q: refused, it runs in the run's sandbox (%s)", file, name, own, mode)
+			c.Sandbox.Mode = ""
+		}
+		kept, refused := operatorsOnly(c.Sandbox.Writable, base.Sandbox.Writable)
+		if len(refused) > 0 {
+			refuse("%s asks to make %s writable for MCP server %s: refused", file, strings.Join(refused, ", "), name)
+			c.Sandbox.Writable = kept
+		}
+		d.MCPServers[name] = c
+	}
+	return out
+}
+
+// runMode is a deployment's sandbox mode, "" read as the default.
+func runMode(d *runner.Deployment) sandbox.Mode {
+	if d.Sandbox.Mode == "" {
+		return sandbox.WorkspaceWrite
+	}
+	return sandbox.Mode(d.Sandbox.Mode)
+}
+
+// operatorsOnly splits asked into the paths the operator's own list makes
+// writable already and the others.
+func operatorsOnly(asked, operators []string) (kept, refused []string) {
+	own := map[string]bool{}
+	for _, p := range operators {
+		own[filepath.Clean(p)] = true
+	}
+	for _, p := range asked {
+		if own[filepath.Clean(p)] {
+			kept = append(kept, p)
+		} else {
+			refused = append(refused, p)
+		}
+	}
+	return kept, refused
+}

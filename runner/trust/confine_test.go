@@ -1,0 +1,158 @@
+package trust
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
+)
+
+// discoverIn writes files into a fresh workspace and discovers it over
+// base.
+func discoverIn(t *testing.T, files map[string]string, base *runner.Deployment) (*Found, string) {
+	t.Helper()
+	ws := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return discoverAt(t, ws, base), ws
+}
+
+func discoverAt(t *testing.T, ws string, base *runner.Deployment) *Found {
+	t.Helper()
+	w, err := tools.OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	return Discover(w, base)
+}
+
+func changeText(f *Found, base *runner.Deployment) (all, warned string) {
+	var a, w []string
+	for _, c := range f.Changes(base, "the seed guild") {
+		a = append(a, c.Text)
+		if c.Warn {
+			w = append(w, c.Text)
+		}
+	}
+	return strings.Join(a, "\n"), strings.Join(w, "\n")
+}
+
+// TestWorkspaceCannotLoosenTheSandbox: a workspace's deployment file asks
+// for every loosening of the sandbox there is; each is refused (the
+// operator's setting stays), said with a "!" line, and the server's
+// effective mode is confined. Tightening is kept.
+func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
+	extra := t.TempDir()
+	opWritable := t.TempDir()
+	op := func(t *testing.T, body string) *runner.Deployment {
+		t.Helper()
+		d, err := runner.ParseDeployment("/op/deployment.json", []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	cases := []struct {
+		name, operator, workspace string
+		check                     func(t *testing.T, d *runner.Deployment)
+		refused                   string // "" when nothing is refused
+	}{
+		{"sandbox off", `{}`, `{"sandbox": {"mode": "none"}}`, func(t *testing.T, d *runner.Deployment) {
+			if d.Sandbox.Mode != "workspace-write" {
+				t.Errorf("mode %q", d.Sandbox.Mode)
+			}
+		}, `asks for sandbox.mode "none": refused, commands stay in the sandbox (workspace-write)`},
+		{"read-only operator, workspace-write asked", `{"sandbox": {"mode": "read-only"}}`, `{"sandbox": {"mode": "workspace-write"}}`, func(t *testing.T, d *runner.Deployment) {
+			if d.Sandbox.Mode != "read-only" || d.Origin("sandbox.mode") != "/op/deployment.json" {
+				t.Errorf("mode %q from %q", d.Sandbox.Mode, d.Origin("sandbox.mode"))
+			}
+		}, `sandbox.mode "workspace-write": refused, commands stay in the sandbox (read-only)`},
+		{"a host path made writable", `{"sandbox": {"writable": [` + jsonQ(opWritable) + `]}}`, `{"sandbox": {"writable": [` + jsonQ(opWritable) + `, ` + jsonQ(extra) + `]}}`, func(t *testing.T, d *runner.Deployment) {
+			if strings.Join(d.Sandbox.Writable, ",") != opWritable {
+				t.Errorf("writable %v", d.Sandbox.Writable)
+			}
+		}, "asks to make " + extra + " writable in the sandbox: refused"},
+		{"a server unconfined", `{}`, `{"mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "none"}}}}`, func(t *testing.T, d *runner.Deployment) {
+			c := d.MCPServers["s"]
+			if got := c.Mode(sandbox.WorkspaceWrite); got != sandbox.WorkspaceWrite {
+				t.Errorf("server mode %q", got)
+			}
+			if p, err := c.Policy(sandbox.WorkspaceWrite); err != nil || !p.Confined() {
+				t.Errorf("server policy %v %v", p.Summary(), err)
+			}
+		}, `asks for MCP server s to run with sandbox mode "none": refused, it runs in the run's sandbox (workspace-write)`},
+		{"a server writable elsewhere", `{}`, `{"mcpServers": {"s": {"command": "srv", "sandbox": {"writable": [` + jsonQ(extra) + `]}}}}`, func(t *testing.T, d *runner.Deployment) {
+			if w := d.MCPServers["s"].Sandbox.Writable; len(w) != 0 {
+				t.Errorf("server writable %v", w)
+			}
+		}, "asks to make " + extra + " writable for MCP server s: refused"},
+		{"tightening is kept", `{}`, `{"sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+			if d.Sandbox.Mode != "read-only" || d.MCPServers["s"].Mode(sandbox.ReadOnly) != sandbox.ReadOnly {
+				t.Errorf("mode %q", d.Sandbox.Mode)
+			}
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := op(t, c.operator)
+			f, _ := discoverIn(t, map[string]string{"deployment.json": c.workspace}, base)
+			if !f.Usable() {
+				t.Fatalf("problems: %v", f.Problems)
+			}
+			c.check(t, f.Deployment)
+			all, warned := changeText(f, base)
+			if c.refused == "" {
+				if strings.Contains(all, "refused") {
+					t.Errorf("a tightening was refused:\n%s", all)
+				}
+				return
+			}
+			if !strings.Contains(warned, c.refused) || !strings.Contains(warned, "only your own deployment.json") {
+				t.Errorf("no warning %q in:\n%s", c.refused, all)
+			}
+		})
+	}
+}
+
+// A server the workspace declared is never looser than the run, whatever
+// mode it asks for and whatever the run's mode becomes (--sandbox); only
+// the run's own none (the operator's) runs it unconfined.
+func TestWorkspaceServerModeFollowsTheRun(t *testing.T) {
+	f, _ := discoverIn(t, map[string]string{"deployment.json": `{"mcpServers": {"w": {"command": "srv", "sandbox": {"mode": "workspace-write"}}}}`}, nil)
+	c := f.Deployment.MCPServers["w"]
+	for run, want := range map[sandbox.Mode]sandbox.Mode{sandbox.ReadOnly: sandbox.ReadOnly, sandbox.WorkspaceWrite: sandbox.WorkspaceWrite, sandbox.None: sandbox.None, "": sandbox.WorkspaceWrite} {
+		if got := c.Mode(run); got != want {
+			t.Errorf("run %q: server %q, want %q", run, got, want)
+		}
+	}
+	c.FromWorkspace = false // the operator's own server may loosen
+	if got := c.Mode(sandbox.ReadOnly); got != sandbox.WorkspaceWrite {
+		t.Errorf("operator's server: %q", got)
+	}
+}
+
+// Where web_search sends queries is a destination the workspace chose: a
+// warning, as a moved model endpoint is.
+func TestWorkspaceSearchEndpointWarns(t *testing.T) {
+	f, _ := discoverIn(t, map[string]string{"deployment.json": `{"webSearch": {"provider": "searxng", "endpoint": "http://127.0.0.1:8888"}}`}, nil)
+	_, warned := changeText(f, nil)
+	for _, want := range []string{`deployment.json sets webSearch.endpoint to "http://127.0.0.1:8888"`, `deployment.json sets webSearch.provider to "searxng"`} {
+		if !strings.Contains(warned, want) {
+			t.Errorf("no warning %q in:\n%s", want, warned)
+		}
+	}
+}
+
+func jsonQ(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
