@@ -50,7 +50,9 @@ func TestDiscoverPinsWhatAServerRuns(t *testing.T) {
 			},
 			func(t *testing.T, ws string) { write(t, ws, "tools/bin/sh", "#!/bin/sh\nevil\n") }, ""},
 		{"sh -c", map[string]string{"mcp/srv.py": "print(1)"}, nil,
-			func(string) server { return server{command: "sh", args: []string{"-c", "echo hi >&2; exec python3 'mcp/srv.py' --stdio"}} },
+			func(string) server {
+				return server{command: "sh", args: []string{"-c", "echo hi >&2; exec python3 'mcp/srv.py' --stdio"}}
+			},
 			func(t *testing.T, ws string) { write(t, ws, "mcp/srv.py", "print(2)") }, "mcp/srv.py"},
 		{"a folder", map[string]string{"mcp/index.js": "1", "mcp/lib/a.js": "2"}, nil,
 			func(string) server { return server{command: "node", args: []string{"mcp"}} },
