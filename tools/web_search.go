@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -52,6 +53,13 @@ type WebSearchConfig struct {
 	// Key is the Kagi key, read from the environment at run start. It is
 	// sent to KagiSearchURL only, and never printed or logged.
 	Key string `json:"-"`
+	// FromWorkspace is set when the workspace's own deployment file chose
+	// the provider or the endpoint (applied because the operator trusts
+	// it): the endpoint is then a destination the workspace chose, reached
+	// only as the run's egress policy allows and through the egress
+	// dialer, as fetch_url's are. An endpoint of the operator's own
+	// configuration is reached directly, as the model endpoint is.
+	FromWorkspace bool `json:"-"`
 }
 
 // String describes the configuration without its key.
@@ -73,12 +81,17 @@ const unavailableSearch = `web_search is not configured. The operator turns it o
 // configured search endpoint, every string cleaned and capped.
 type webSearch struct {
 	rt http.RoundTripper
+	// resolver and dial replace the system's for an endpoint the
+	// workspace chose (tests).
+	resolver egress.Resolver
+	dial     egress.DialFunc
 }
 
-// NewWebSearch returns web_search with every request carried by rt (nil: a
-// direct connection, never the environment's proxy). A program that embeds
-// Guildhall can route searches through its own proxy; tests point it at a
-// fake.
+// NewWebSearch returns web_search with every request to an endpoint of
+// the operator's configuration carried by rt (nil: a direct connection,
+// never the environment's proxy). A program that embeds Guildhall can
+// route searches through its own proxy; tests point it at a fake. An
+// endpoint the workspace chose always goes through the egress dialer.
 func NewWebSearch(rt http.RoundTripper) Tool { return webSearch{rt: rt} }
 
 func (webSearch) Manifest() Manifest { return manifestOf("web_search") }
@@ -108,13 +121,25 @@ func (t webSearch) Call(ctx context.Context, env *Env, args json.RawMessage) Res
 		return *res
 	}
 	host, port := hostPort(req.URL)
-	env.egress(egress.Decision{Host: host, Port: port, Allowed: true, Rule: "webSearch", Via: "web_search",
-		Reason: "the search endpoint set in deployment.json"})
+	if cfg.FromWorkspace {
+		dec := env.Egress.Decide(host, port, "web_search")
+		dec.Reason = strings.TrimPrefix(dec.Reason+"; ", "; ") + "the search endpoint the workspace's deployment file chose"
+		env.egress(dec)
+		if !dec.Allowed {
+			return searchDenied(dec, name)
+		}
+	} else {
+		env.egress(egress.Decision{Host: host, Port: port, Allowed: true, Rule: "webSearch", Via: "web_search",
+			Reason: "the search endpoint set in your deployment.json"})
+	}
 	timeout := env.webTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	results, err := t.search(req.WithContext(ctx), cfg, limit, timeout)
+	results, err := t.search(req.WithContext(ctx), env, cfg, limit, timeout)
 	if err != nil {
+		if re, ok := egress.IsRefused(err); ok {
+			return searchDenied(re.Decision, name)
+		}
 		msg := err.Error()
 		var ne net.Error
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
@@ -186,10 +211,31 @@ func searchRequest(ctx context.Context, cfg WebSearchConfig, query string, limit
 	return req, name, nil
 }
 
-// search sends the request and parses the provider's answer.
-func (t webSearch) search(req *http.Request, cfg WebSearchConfig, limit int, timeout time.Duration) ([]searchResult, error) {
+// searchDenied is the result for a search endpoint the egress policy
+// refused: the query was not sent. It names the host and the setting
+// that would allow it, for the operator.
+func searchDenied(dec egress.Decision, name string) Result {
+	host := cleanWebText(dec.Host)
+	target := net.JoinHostPort(host, strconv.Itoa(dec.Port))
+	msg := fmt.Sprintf("web_search may not reach %s at %s, which the workspace's deployment file chose: %s. The query was not sent. The operator allows it in their deployment.json with \"sandbox\": {\"network\": \"allowlist\", \"allow\": [%q]}, or sets webSearch in their own configuration; until then, do without web search.",
+		name, target, cleanWebText(dec.Reason), target)
+	return Result{Kind: KindPermissionDenied, Message: msg, Details: map[string]any{"host": host, "port": dec.Port}}
+}
+
+// search sends the request and parses the provider's answer. A request to
+// an endpoint the workspace chose goes through the egress dialer, so a
+// name that resolves to a loopback, private or metadata address is
+// refused as fetch_url's would be.
+func (t webSearch) search(req *http.Request, env *Env, cfg WebSearchConfig, limit int, timeout time.Duration) ([]searchResult, error) {
 	rt := t.rt
-	if rt == nil {
+	switch {
+	case cfg.FromWorkspace:
+		dialer := &egress.Dialer{Policy: env.Egress, Via: "web_search", Resolver: t.resolver, Dial: t.dial, OnRefused: env.egress}
+		tr := directTransport(timeout)
+		tr.DialContext = dialer.DialContext
+		defer tr.CloseIdleConnections()
+		rt = tr
+	case rt == nil:
 		tr := directTransport(timeout)
 		defer tr.CloseIdleConnections()
 		rt = tr

@@ -83,12 +83,18 @@ type setup struct {
 	// endpoint is what the start-up probe of the provider found
 	// (endpoint.go).
 	endpoint *endpointState
+	// workspaceOrigins are the workspace's own files that were applied.
+	workspaceOrigins map[string]bool
 }
 
 // webSearch is web_search's configuration: the deployment's section and
-// the key held since start (the environment no longer has it).
+// the key held since start (the environment no longer has it). A provider
+// or endpoint the workspace's own file chose is reached only as the run's
+// egress policy allows.
 func (s *setup) webSearch() *tools.WebSearchConfig {
-	cfg := tools.WebSearchConfig{Provider: s.deployment.WebSearch.Provider, Endpoint: s.deployment.WebSearch.Endpoint}
+	d := s.deployment
+	cfg := tools.WebSearchConfig{Provider: d.WebSearch.Provider, Endpoint: d.WebSearch.Endpoint,
+		FromWorkspace: s.workspaceOrigins[d.Origin("webSearch.provider")] || s.workspaceOrigins[d.Origin("webSearch.endpoint")]}
 	if cfg.Provider == "kagi" {
 		cfg.Key = s.kagiKey
 	}
@@ -431,5 +437,5 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		notes = append(notes, "guild warning: "+w.Error())
 	}
 	return &setup{workspace: cfg.workspace, guild: g, deployment: cfg.deployment, provider: ep.provider, endpoint: ep,
-		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb}, nil
+		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins}, nil
 }
