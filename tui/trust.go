@@ -75,12 +75,20 @@ const (
 )
 
 // trustModel is the prompt's Bubble Tea model. Its lines are built once
-// (sanitised) and wrapped per width in View.
+// (sanitised) and wrapped per width in View. The warnings come first, and
+// t is refused until each one has been on screen: a long guild cannot
+// push them below the first page and have them trusted unread.
 type trustModel struct {
 	lines         []trustLine
 	width, height int
 	top           int
 	answer        trustAnswer
+	// warnings counts the "!" lines; seen records, per "!" line (by its
+	// index in lines), whether its first and its last row have been on
+	// screen, and refused is set once t was pressed too early.
+	warnings int
+	seen     map[int]*[2]bool
+	refused  bool
 }
 
 // trustLine is one paragraph of the prompt; a bullet line is a change,
@@ -93,32 +101,63 @@ type trustLine struct {
 }
 
 func newTrustModel(p TrustPrompt) trustModel {
-	m := trustModel{width: 80, height: 24}
-	add := func(text string, st style, warn bool) {
-		m.lines = append(m.lines, trustLine{text: text, st: st, warn: warn})
+	m := trustModel{width: 80, height: 24, seen: map[int]*[2]bool{}}
+	add := func(text string, st style) {
+		m.lines = append(m.lines, trustLine{text: text, st: st})
 	}
 	change := func(text string, warn bool) {
+		if warn {
+			m.seen[len(m.lines)] = &[2]bool{}
+			m.warnings++
+		}
 		m.lines = append(m.lines, trustLine{text: text, bullet: true, warn: warn})
 	}
-	add("This workspace supplies its own configuration", styleTitle, false)
-	add(render.SanitizeLine(p.Workspace), styleFaint, false)
-	add("", 0, false)
-	add("A cloned repository's guild and deployment files are the repository's, not yours: Guildhall applies them only if you trust them. Nothing of theirs has run.", 0, false)
+	add("This workspace supplies its own configuration", styleTitle)
+	add(render.SanitizeLine(p.Workspace), styleFaint)
 	if p.Changed != "" {
-		add(render.SanitizeLine(p.Changed), styleBanner, false)
+		add(render.SanitizeLine(p.Changed), styleBanner)
 	}
-	add("", 0, false)
-	add("Files:", styleTitle, false)
-	for _, f := range p.Files {
-		add("  "+render.SanitizeLine(f), 0, false)
-	}
-	add("", 0, false)
-	add("Trusting them would:", styleTitle, false)
+	add("", 0)
+	var rest []TrustChange
 	for _, c := range p.Changes {
-		change(render.SanitizeLine(c.Text), c.Warn)
+		if !c.Warn {
+			rest = append(rest, c)
+		}
 	}
-	add("", 0, false)
-	add("Keys are never sent to an endpoint the workspace chose. The decision is remembered for this folder and these contents; `guildhall trust` changes it.", styleFaint, false)
+	switch n := len(p.Changes) - len(rest); n {
+	case 0:
+		add("No warnings.", styleTitle)
+	case 1:
+		add("1 warning:", styleErr)
+	default:
+		add(fmt.Sprintf("%d warnings:", n), styleErr)
+	}
+	for _, c := range p.Changes {
+		if c.Warn {
+			change(render.SanitizeLine(c.Text), true)
+		}
+	}
+	add("", 0)
+	add("A cloned repository's guild and deployment files are the repository's, not yours: Guildhall applies them only if you trust them. Nothing of theirs has run.", 0)
+	add("", 0)
+	add("Files:", styleTitle)
+	for _, f := range p.Files {
+		add("  "+render.SanitizeLine(f), 0)
+	}
+	if len(rest) > 0 {
+		add("", 0)
+		if m.warnings > 0 {
+			add("Trusting them would also:", styleTitle)
+		} else {
+			add("Trusting them would:", styleTitle)
+		}
+		for _, c := range rest {
+			change(render.SanitizeLine(c.Text), false)
+		}
+	}
+	add("", 0)
+	add("Keys are never sent to an endpoint the workspace chose. The decision is remembered for this folder and these contents; `guildhall trust` changes it.", styleFaint)
+	m.markSeen()
 	return m
 }
 
@@ -132,6 +171,10 @@ func (m trustModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		switch msg.String() {
 		case "t", "T":
+			if m.unseen() > 0 {
+				m.refused = true
+				return m, nil
+			}
 			m.answer = answerTrust
 			return m, tea.Quit
 		case "i", "I", "n", "N":
@@ -144,22 +187,31 @@ func (m trustModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.top = max(0, m.top-1)
 		case "down", "j":
 			m.top = min(m.maxTop(), m.top+1)
-		case "pgup":
+		case "pgup", "b":
 			m.top = max(0, m.top-m.bodyHeight())
-		case "pgdown", " ":
+		case "pgdown", " ", "f":
 			m.top = min(m.maxTop(), m.top+m.bodyHeight())
+		case "home", "g":
+			m.top = 0
+		case "end", "G":
+			m.top = m.maxTop()
 		}
 	}
+	m.markSeen()
 	return m, nil
 }
 
 // bodyHeight is the rows for text, the key line aside.
 func (m trustModel) bodyHeight() int { return max(1, m.height-1) }
 
-func (m trustModel) wrapped() []string {
+// wrapped is the prompt's rows at the current width, and for each line
+// the index of its first row.
+func (m trustModel) wrapped() ([]string, []int) {
 	w := max(20, m.width)
 	var out []string
-	for _, l := range m.lines {
+	starts := make([]int, len(m.lines))
+	for i, l := range m.lines {
+		starts[i] = len(out)
 		text, indent := l.text, ""
 		switch {
 		case l.warn:
@@ -171,8 +223,8 @@ func (m trustModel) wrapped() []string {
 			out = append(out, "")
 			continue
 		}
-		for i, part := range strings.Split(ansi.Wrap(text, w-len(indent), ""), "\n") {
-			if i > 0 {
+		for j, part := range strings.Split(ansi.Wrap(text, w-len(indent), ""), "\n") {
+			if j > 0 {
 				part = indent + part
 			}
 			switch {
@@ -185,23 +237,69 @@ func (m trustModel) wrapped() []string {
 			}
 		}
 	}
-	return out
+	return out, starts
 }
 
-func (m trustModel) maxTop() int { return max(0, len(m.wrapped())-m.bodyHeight()) }
+// window is the rows on screen: [top, end).
+func (m trustModel) window(rows int) (top, end int) {
+	body := m.bodyHeight()
+	top = min(m.top, max(0, rows-body))
+	return top, min(rows, top+body)
+}
+
+// markSeen records which warnings' first and last rows are on screen now.
+func (m trustModel) markSeen() {
+	rows, starts := m.wrapped()
+	top, end := m.window(len(rows))
+	for i, s := range m.seen {
+		first, last := starts[i], len(rows)-1
+		if i+1 < len(starts) {
+			last = starts[i+1] - 1
+		}
+		s[0] = s[0] || first >= top && first < end
+		s[1] = s[1] || last >= top && last < end
+	}
+}
+
+// unseen counts the warnings not yet wholly on screen.
+func (m trustModel) unseen() int {
+	n := 0
+	for _, s := range m.seen {
+		if !s[0] || !s[1] {
+			n++
+		}
+	}
+	return n
+}
+
+func (m trustModel) maxTop() int {
+	rows, _ := m.wrapped()
+	return max(0, len(rows)-m.bodyHeight())
+}
 
 // View is the prompt: a pure function of the model.
 func (m trustModel) View() string {
-	lines := m.wrapped()
-	body := m.bodyHeight()
-	top := min(m.top, max(0, len(lines)-body))
-	end := min(len(lines), top+body)
+	lines, _ := m.wrapped()
+	top, end := m.window(len(lines))
 	shown := append([]string(nil), lines[top:end]...)
-	for len(shown) < body {
+	for len(shown) < m.bodyHeight() {
 		shown = append(shown, "")
 	}
-	hint := keyHint("t", "trust and apply", "i", "ignore (use your config)", "q", "quit")
-	if len(lines) > body {
+	var hint string
+	if n := m.unseen(); n > 0 {
+		more := "1 more warning"
+		if n > 1 {
+			more = fmt.Sprintf("%d more warnings", n)
+		}
+		st := styleFaint
+		if m.refused {
+			st = styleErr
+		}
+		hint = keyHint("↓", "") + st.Render("scroll to see "+more+" before trusting") + "  " + keyHint("i", "ignore", "q", "quit")
+	} else {
+		hint = keyHint("t", "trust and apply", "i", "ignore (use your config)", "q", "quit")
+	}
+	if len(lines) > m.bodyHeight() {
 		hint += styleFaint.Render(fmt.Sprintf("  ↑↓ %d–%d of %d", top+1, end, len(lines)))
 	}
 	shown = append(shown, fit(hint, m.width))

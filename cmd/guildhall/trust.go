@@ -231,23 +231,47 @@ func trustHere(cmd *cobra.Command, op trust.Dirs, ws string, yes bool) error {
 	return nil
 }
 
-// writeTrustPrompt prints what trusting a workspace would change. Every
+// writeTrustPrompt prints what trusting a workspace would change: the
+// warnings first, with their count, then the files and the rest, so that
+// a long guild cannot push a warning past what the operator reads. Every
 // string from the workspace goes through the sanitiser.
 func writeTrustPrompt(out io.Writer, p trustPrompt) {
-	fmt.Fprintf(out, "The workspace %s supplies its own configuration:\n", render.SanitizeLine(p.Workspace))
-	for _, f := range p.Files {
-		fmt.Fprintln(out, "  "+render.SanitizeLine(f))
-	}
+	fmt.Fprintf(out, "The workspace %s supplies its own configuration.\n", render.SanitizeLine(p.Workspace))
 	if p.Changed != nil {
 		fmt.Fprintf(out, "These files changed since you %s them on %s.\n", p.Changed.Decision, p.Changed.At.Local().Format("2006-01-02"))
 	}
-	fmt.Fprintln(out, "Trusting it would:")
+	var warn, rest []trust.Change
 	for _, ch := range p.Changes {
-		mark := "  - "
 		if ch.Warn {
-			mark = "  ! "
+			warn = append(warn, ch)
+		} else {
+			rest = append(rest, ch)
 		}
-		fmt.Fprintln(out, mark+render.SanitizeLine(ch.Text))
+	}
+	switch len(warn) {
+	case 0:
+		fmt.Fprintln(out, "No warnings.")
+	case 1:
+		fmt.Fprintln(out, "1 warning:")
+	default:
+		fmt.Fprintf(out, "%d warnings:\n", len(warn))
+	}
+	for _, ch := range warn {
+		fmt.Fprintln(out, "  ! "+render.SanitizeLine(ch.Text))
+	}
+	fmt.Fprintln(out, "Files:")
+	for _, f := range p.Files {
+		fmt.Fprintln(out, "  "+render.SanitizeLine(f))
+	}
+	if len(rest) > 0 {
+		if len(warn) > 0 {
+			fmt.Fprintln(out, "Trusting it would also:")
+		} else {
+			fmt.Fprintln(out, "Trusting it would:")
+		}
+		for _, ch := range rest {
+			fmt.Fprintln(out, "  - "+render.SanitizeLine(ch.Text))
+		}
 	}
 	fmt.Fprintln(out, "Keys are never sent to an endpoint the workspace chose.")
 }

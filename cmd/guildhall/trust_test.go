@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/trust"
 )
 
 // TestTrustIsRememberedPerContents walks the operator's path through a
@@ -64,5 +66,28 @@ func TestTrustIsRememberedPerContents(t *testing.T) {
 	res = runCLI(t, "n\n", append([]string{"trust"}, w...)...)
 	if res.code != 0 || !strings.Contains(res.stdout, "not trusted; nothing was changed") {
 		t.Fatalf("trust answered no:\n%s", res.stdout)
+	}
+}
+
+// TestTrustPromptPrintsWarningsFirst: `guildhall trust` prints the count
+// and every "!" line before the files and the other changes, however
+// many of those a large guild has.
+func TestTrustPromptPrintsWarningsFirst(t *testing.T) {
+	p := trustPrompt{Workspace: "/src/big\x1b]0;x\x07", Files: []string{"deployment.json", "guild/guild.json"}}
+	for i := 0; i < 120; i++ {
+		p.Changes = append(p.Changes, trust.Change{Text: fmt.Sprintf("guild/ gives role%d the workspace files README.md as project documentation", i)})
+	}
+	p.Changes = append(p.Changes, trust.Change{Text: "deployment.json sets webSearch.endpoint to \"http://127.0.0.1:8888\"", Warn: true},
+		trust.Change{Text: "guild/ grants run_shell to role7", Warn: true})
+	var b strings.Builder
+	writeTrustPrompt(&b, p)
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	if len(lines) < 5 || lines[1] != "2 warnings:" || !strings.HasPrefix(lines[2], "  ! deployment.json sets webSearch.endpoint") ||
+		!strings.HasPrefix(lines[3], "  ! guild/ grants run_shell") || lines[4] != "Files:" {
+		t.Fatalf("the warnings do not come first:\n%s", out)
+	}
+	if !strings.Contains(out, "Trusting it would also:\n  - guild/ gives role0 ") || strings.ContainsRune(out, 0x1b) {
+		t.Errorf("the rest:\n%q", out)
 	}
 }
