@@ -20,13 +20,10 @@ package trust
 // sandbox, so what it runs can do no more than a command can.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/guildhall/guildhall/runner"
@@ -56,18 +53,7 @@ type ServerPins struct {
 }
 
 // digest is one server's pins as one value.
-func (sp ServerPins) digest() string {
-	keys := make([]string, 0, len(sp.sums))
-	for k := range sp.sums {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		fmt.Fprintf(h, "%s\x00%x\n", k, sp.sums[k])
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+func (sp ServerPins) digest() string { return digestOf(sp.sums) }
 
 // pinServers pins the programs of the stdio servers file declares, and
 // gives each a Verify that checks the pins before it starts.

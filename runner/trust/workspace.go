@@ -139,6 +139,16 @@ func hashSums(files map[string]bool, sums map[string][32]byte) ([]string, string
 	if len(sums) == 0 {
 		return nil, ""
 	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, "sha256:" + digestOf(sums)
+}
+
+// digestOf hashes named digests in name order, hex-encoded.
+func digestOf(sums map[string][32]byte) string {
 	keys := make([]string, 0, len(sums))
 	for k := range sums {
 		keys = append(keys, k)
@@ -148,10 +158,5 @@ func hashSums(files map[string]bool, sums map[string][32]byte) ([]string, string
 	for _, k := range keys {
 		fmt.Fprintf(h, "%s\x00%x\n", k, sums[k])
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil))
 }
