@@ -1,0 +1,90 @@
+package tools
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestPinRecordsWhatIsThere: each kind of path a command line can name
+// is pinned as what it is, links are recorded and followed only inside,
+// a FIFO is never opened, and the budget ends a pass.
+func TestPinRecordsWhatIsThere(t *testing.T) {
+	ws := t.TempDir()
+	mk := func(name, body string) {
+		p := filepath.Join(ws, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("mcp/srv.py", "print(1)")
+	mk("mcp/lib/a.py", "x")
+	mk(".git/config", "[core]")
+	mk("mcp/.git/HEAD", "ref")
+	os.Symlink("srv.py", filepath.Join(ws, "mcp/link.py"))
+	os.Symlink("/etc/passwd", filepath.Join(ws, "out"))
+	os.Symlink("../..", filepath.Join(ws, "mcp/up"))
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cases := []struct {
+		path    string
+		folders bool
+		what    PinResult
+		canon   string
+		kinds   map[string]string // path → kind, each must be recorded
+	}{
+		{"mcp/srv.py", true, PinnedFile, "mcp/srv.py", map[string]string{"mcp/srv.py": PinFile}},
+		{filepath.Join(ws, "mcp/srv.py"), true, PinnedFile, "mcp/srv.py", nil},
+		{"mcp/link.py", true, PinnedFile, "mcp/srv.py", map[string]string{"mcp/link.py": PinLink, "mcp/srv.py": PinFile}},
+		{"out", true, PinnedOther, "", map[string]string{"out": PinLink}},
+		{"pipe", true, PinnedOther, "pipe", map[string]string{"pipe": PinSpecial}},
+		{"gen/new.py", true, PinnedAbsent, "", map[string]string{"gen/new.py": PinAbsent}},
+		{"mcp/srv.py/x", true, PinnedAbsent, "", nil},
+		{".", true, PinnedNothing, "", nil},
+		{"..", true, PinnedNothing, "", nil},
+		{"/etc/passwd", true, PinnedNothing, "", nil},
+		{"mcp", false, PinnedFolder, "mcp", map[string]string{"mcp": PinFolder}},
+		{"mcp", true, PinnedFolder, "mcp", map[string]string{"mcp": PinFolder, "mcp/lib": PinFolder, "mcp/lib/a.py": PinFile, "mcp/link.py": PinLink, "mcp/up": PinLink}},
+	}
+	for _, c := range cases {
+		got, err := w.Pin(c.path, &PinBudget{Entries: 100, Bytes: 1 << 20}, c.folders)
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if got.What != c.what || (c.canon != "" && got.Path != c.canon) {
+			t.Errorf("%s: %v at %q, want %v at %q", c.path, got.What, got.Path, c.what, c.canon)
+		}
+		kinds := map[string]string{}
+		for _, e := range got.Entries {
+			kinds[e.Path] = e.Kind
+			if e.Path == "mcp/.git/HEAD" || e.Path == ".git/config" {
+				t.Errorf("%s: pinned %s", c.path, e.Path)
+			}
+		}
+		for p, k := range c.kinds {
+			if kinds[p] != k {
+				t.Errorf("%s: %s recorded as %q, want %q (all: %v)", c.path, p, kinds[p], k, kinds)
+			}
+		}
+	}
+	if _, err := w.Pin("mcp", &PinBudget{Entries: 3, Bytes: 1 << 20}, true); !errors.Is(err, ErrPinBudget) {
+		t.Errorf("entries past the budget: %v", err)
+	}
+	if _, err := w.Pin("mcp/srv.py", &PinBudget{Entries: 10, Bytes: 3}, true); !errors.Is(err, ErrPinBudget) {
+		t.Errorf("bytes past the budget: %v", err)
+	}
+	mk(".orchestration/x", "records")
+	if _, err := w.Pin(".orchestration/x", &PinBudget{Entries: 10, Bytes: 100}, true); err == nil {
+		t.Error("a path in .orchestration was pinned")
+	}
+}
