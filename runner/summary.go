@@ -491,7 +491,7 @@ func readThreadCache(ws store.Workspace, runID string) (threadSummaryCache, bool
 	if err != nil {
 		return threadSummaryCache{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ThreadSummaryFile))
+	b, err := store.ReadRecord(filepath.Join(dir, ThreadSummaryFile), store.MaxSmallRecordBytes)
 	if err != nil {
 		return threadSummaryCache{}, false
 	}

@@ -32,6 +32,11 @@ type GitDirError struct {
 	Outside bool   // the repository's files lie (partly) outside the workspace
 	Reason  string // what is wrong, as a clause: ".git is a symbolic link to ..."
 	Target  string // the host path it leads to, if known
+
+	// missing is the canonical path, inside the workspace, of a git
+	// directory a pointer names that does not exist (yet): git would use
+	// it once it does.
+	missing string
 }
 
 func (e *GitDirError) Error() string {
@@ -95,7 +100,16 @@ func resolveDotGit(root *os.Root, ws string) (string, error) {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(dotGit)
 		if err != nil {
-			return "", &GitDirError{Reason: ".git is a symbolic link that leads nowhere (dangling, or a loop)"}
+			e := &GitDirError{Reason: ".git is a symbolic link that leads nowhere (dangling, or a loop)"}
+			if link, lerr := os.Readlink(dotGit); lerr == nil {
+				if !filepath.IsAbs(link) {
+					link = filepath.Join(ws, link)
+				}
+				if m := evalPartial(link); within(ws, m) {
+					e.missing = m
+				}
+			}
+			return "", e
 		}
 		if target == ws {
 			return "", &GitDirError{Reason: ".git is a symbolic link to the workspace itself"}
@@ -177,7 +191,11 @@ func canonicalGitDir(ws, p, what string) (string, error) {
 		if lexical := filepath.Clean(p); !within(ws, lexical) {
 			return "", &GitDirError{Outside: true, Reason: what + " is outside the workspace", Target: lexical}
 		}
-		return "", &GitDirError{Reason: what + " names a directory that does not exist"}
+		e := &GitDirError{Reason: what + " names a directory that does not exist"}
+		if m := evalPartial(p); within(ws, m) {
+			e.missing = m
+		}
+		return "", e
 	}
 	if target == ws {
 		return "", &GitDirError{Reason: what + " is the workspace itself"}
@@ -211,6 +229,62 @@ func readPointer(root *os.Root, name string) ([]byte, error) {
 		return nil, fmt.Errorf("it is larger than %d bytes", gitPointerMax)
 	}
 	return b, nil
+}
+
+// GitDirs returns the canonical directories, inside the workspace dir,
+// that the repository at its root uses as its git directory and common
+// directory, or would use once they exist: a .git link, a gitdir: line or
+// a commondir file naming a directory inside the workspace that is not
+// there yet counts too. Nothing outside the workspace is returned; a
+// workspace without .git has none.
+func GitDirs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	ws, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	var ge *GitDirError
+	gitDir, err := resolveDotGit(root, ws)
+	if err != nil {
+		if errors.As(err, &ge) && ge.missing != "" {
+			return []string{ge.missing}
+		}
+		return nil
+	}
+	common, err := resolveCommonDir(root, ws, gitDir)
+	switch {
+	case err == nil && common != gitDir:
+		return []string{gitDir, common}
+	case errors.As(err, &ge) && ge.missing != "":
+		return []string{gitDir, ge.missing}
+	}
+	return []string{gitDir}
+}
+
+// evalPartial resolves the links of the longest part of p that exists and
+// appends the rest, cleaned: where p would lead once it is created.
+func evalPartial(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for dir := p; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
 }
 
 // within reports whether p lies strictly inside dir (both clean, absolute).

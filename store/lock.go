@@ -84,7 +84,7 @@ func (w Workspace) Holder() *BusyError {
 
 func busyError(path string) *BusyError {
 	var info lockInfo
-	b, _ := os.ReadFile(path)
+	b, _ := ReadRecord(path, MaxSmallRecordBytes)
 	_ = json.Unmarshal(b, &info)
 	return &BusyError{RunID: info.RunID, PID: info.PID}
 }

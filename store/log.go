@@ -49,15 +49,33 @@ func OpenLog(path string) (*LogWriter, error) {
 	return w, nil
 }
 
+// countLines counts the lines of f from its start. A line longer than
+// MaxLogLine is not one Guildhall wrote: counting stops there with
+// errLineTooLong, so a file of gigabytes without a newline is not read
+// whole.
 func countLines(f *os.File) (n int64, torn bool, err error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return 0, false, err
 	}
 	buf := make([]byte, 64*1024)
 	var last byte = '\n'
+	var run int64 // bytes of the line in progress
 	for {
 		k, err := f.Read(buf)
-		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		chunk := buf[:k]
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				run += int64(len(chunk))
+				break
+			}
+			n++
+			run = 0
+			chunk = chunk[i+1:]
+		}
+		if run > MaxLogLine {
+			return n, false, errLineTooLong(n)
+		}
 		if k > 0 {
 			last = buf[k-1]
 		}
@@ -68,6 +86,11 @@ func countLines(f *os.File) (n int64, torn bool, err error) {
 			return n, false, err
 		}
 	}
+}
+
+// errLineTooLong is a log line (0-based seq) over MaxLogLine.
+func errLineTooLong(seq int64) error {
+	return fmt.Errorf("log line %d is longer than the %s a log line may be: the log was not written by Guildhall", seq+1, byteSize(MaxLogLine))
 }
 
 // Append writes one record as a line and returns its 0-based line number.
@@ -119,12 +142,16 @@ func (w *LogWriter) Close() error {
 
 // LogProblem describes a line of a log that could not be parsed.
 type LogProblem struct {
-	Line int64 // 0-based
-	Torn bool  // the final line had no newline: a write cut short
-	Err  error
+	Line    int64 // 0-based
+	Torn    bool  // the final line had no newline: a write cut short
+	TooLong bool  // longer than MaxLogLine: reading stopped there
+	Err     error
 }
 
 func (p LogProblem) Error() string {
+	if p.TooLong {
+		return p.Err.Error()
+	}
 	if p.Torn {
 		return fmt.Sprintf("log line %d is torn (cut short by a crash): %v", p.Line+1, p.Err)
 	}
@@ -133,9 +160,11 @@ func (p LogProblem) Error() string {
 
 // ReadLog calls fn for every well-formed line of the log at path, with its
 // 0-based line number. Lines that do not parse as JSON objects are skipped
-// and reported in the returned problems; they never stop the read.
+// and reported in the returned problems; they never stop the read. The log
+// is opened as every record is (OpenRecord): a link, FIFO or device in its
+// place is a *RecordError, never read.
 func ReadLog(path string, fn func(seq int64, rec []byte) error) ([]LogProblem, error) {
-	f, err := os.Open(path)
+	f, err := OpenRecord(path)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +172,17 @@ func ReadLog(path string, fn func(seq int64, rec []byte) error) ([]LogProblem, e
 	return ScanLog(f, fn)
 }
 
-// ScanLog is ReadLog over any reader.
+// ScanLog is ReadLog over any reader. A line longer than MaxLogLine is
+// reported as a problem (TooLong) and ends the read: it was not written by
+// Guildhall, and holding it would take memory without bound.
 func ScanLog(r io.Reader, fn func(seq int64, rec []byte) error) ([]LogProblem, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	var problems []LogProblem
 	for seq := int64(0); ; seq++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if errors.Is(err, errLongLine) {
+			return append(problems, LogProblem{Line: seq, TooLong: true, Err: errLineTooLong(seq)}), nil
+		}
 		if len(line) == 0 && err == io.EOF {
 			return problems, nil
 		}
@@ -174,10 +208,29 @@ func ScanLog(r io.Reader, fn func(seq int64, rec []byte) error) ([]LogProblem, e
 	}
 }
 
+// errLongLine stops readLine at MaxLogLine.
+var errLongLine = errors.New("log line too long")
+
+// readLine returns the next line of br, with its newline, in a slice of
+// its own (callers keep records), or errLongLine past MaxLogLine.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > MaxLogLine {
+			return nil, errLongLine
+		}
+		buf = append(buf, frag...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
+}
+
 // CountLogLines counts the lines of the log at path, so a reader can size
 // what it builds from the log before reading it.
 func CountLogLines(path string) (int64, error) {
-	f, err := os.Open(path)
+	f, err := OpenRecord(path)
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Run statuses.
@@ -208,7 +210,7 @@ func (w Workspace) ReadMeta(id string) (*Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	b, err := ReadRecord(filepath.Join(dir, MetaFile), MaxMetaBytes)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
@@ -246,12 +248,14 @@ func (w Workspace) WriteMeta(m *Meta) error {
 // CreateRun makes a new run folder named after now, retrying on a
 // same-second collision by moving to the next second. It returns the id.
 func (w Workspace) CreateRun(now time.Time) (string, error) {
-	if err := w.EnsureRecords(true); err != nil {
+	runs, err := openRecordsDir(w.Runs(), true)
+	if err != nil {
 		return "", err
 	}
+	defer runs.close()
 	for i := 0; i < 120; i++ {
 		id := NewRunID(now.Add(time.Duration(i) * time.Second))
-		err := os.Mkdir(filepath.Join(w.Runs(), id), 0o755)
+		err := unix.Mkdirat(runs.fd, id, 0o755)
 		if err == nil {
 			return id, nil
 		}
@@ -263,12 +267,27 @@ func (w Workspace) CreateRun(now time.Time) (string, error) {
 }
 
 // ListRunIDs returns the valid run ids under runs/, newest first. Folders
-// whose names are not canonical run ids are ignored.
+// whose names are not canonical run ids are ignored, and so is any entry
+// that is not a folder: a run folder that is a link is not followed.
+// .orchestration and runs are opened without following a link either.
 func (w Workspace) ListRunIDs() ([]string, error) {
-	entries, err := os.ReadDir(w.Runs())
+	d, err := openRecordsDir(w.Runs(), false)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	// The listing reads the descriptor through a duplicate: the *os.File
+	// owns and closes its own.
+	dup, err := unix.Dup(d.fd)
+	d.close()
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	f := os.NewFile(uintptr(dup), w.Runs())
+	entries, err := f.ReadDir(-1)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -288,11 +307,22 @@ func (w Workspace) ReadSummary(id string) string {
 	if err != nil {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, err := ReadRecord(filepath.Join(dir, SummaryFile), MaxSummaryBytes)
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// ReadPlan returns plan.md of a run. A missing plan is fs.ErrNotExist; a
+// plan that is a link, a FIFO, a device or over MaxPlanBytes is a
+// *RecordError, and not read.
+func (w Workspace) ReadPlan(id string) ([]byte, error) {
+	dir, err := w.RunDir(id)
+	if err != nil {
+		return nil, err
+	}
+	return ReadRecord(filepath.Join(dir, PlanFile), MaxPlanBytes)
 }
 
 // LogPath is the path of a run's log.jsonl (id must be valid).
@@ -322,7 +352,7 @@ func (w Workspace) ReadState(id string) (data []byte, sealed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	data, err = os.ReadFile(filepath.Join(dir, StateFile))
+	data, err = ReadRecord(filepath.Join(dir, StateFile), MaxStateBytes)
 	if err != nil {
 		return nil, false, err
 	}
@@ -362,12 +392,7 @@ func (w Workspace) PauseMarked(id string) bool {
 	if err != nil {
 		return false
 	}
-	path := filepath.Join(dir, PauseFile)
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
-		return false
-	}
-	b, err := os.ReadFile(path)
+	b, err := ReadRecord(filepath.Join(dir, PauseFile), MaxSmallRecordBytes)
 	return err == nil && w.Seal.Check(SealPause, id, b)
 }
 
@@ -378,7 +403,15 @@ func (w Workspace) RemovePauseMarker(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(dir, PauseFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	d, err := openRecordsDir(dir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove pause marker of %s: %w", id, err)
+	}
+	defer d.close()
+	if err := d.remove(PauseFile); err != nil {
 		return fmt.Errorf("remove pause marker of %s: %w", id, err)
 	}
 	return nil

@@ -567,14 +567,19 @@ func (q *Queue) Reset(ctx context.Context) (string, error) {
 		}
 		return "", invalidf("%s is well formed; there is nothing to reset", q.Path())
 	}
-	dst := q.Path() + ".corrupt-" + q.now().UTC().Format("20060102-150405.000")
-	if err := os.Rename(q.Path(), dst); err != nil {
-		return "", fmt.Errorf("move %s aside: %w", q.Path(), err)
-	}
-	if err := syncDir(q.ws.Orchestration()); err != nil {
+	dst := QueueFile + ".corrupt-" + q.now().UTC().Format("20060102-150405.000")
+	d, err := openRecordsDir(q.ws.Orchestration(), false)
+	if err != nil {
 		return "", err
 	}
-	return dst, nil
+	defer d.close()
+	if err := d.rename(QueueFile, dst); err != nil {
+		return "", fmt.Errorf("move %s aside: %w", q.Path(), err)
+	}
+	if err := d.sync(); err != nil {
+		return "", err
+	}
+	return d.join(dst), nil
 }
 
 // change applies fn to item id when its status is one of allowed.
@@ -718,9 +723,14 @@ func (q *Queue) lock(ctx context.Context) (func(), error) {
 // queue; anything else that does not validate is a *QueueCorruptError.
 func (q *Queue) read() (*queueFile, error) {
 	path := q.Path()
-	b, err := os.ReadFile(path)
+	b, err := ReadRecord(path, MaxQueueBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return &queueFile{}, nil
+	}
+	var re *RecordError
+	if errors.As(err, &re) && !re.Folder {
+		// Kept as it is, like a malformed one: Reset moves it aside.
+		return nil, &QueueCorruptError{Path: path, Problem: "it " + re.Problem + ", not a file Guildhall wrote"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)

@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/json"
-	"os"
+	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 )
 
@@ -17,15 +19,28 @@ type Settings struct {
 // ReadSettings reads settings.json. A missing, torn or malformed file reads
 // as empty settings: settings are defaults, never a reason not to run.
 func (w Workspace) ReadSettings() Settings {
-	var s Settings
-	b, err := os.ReadFile(filepath.Join(w.Orchestration(), SettingsFile))
-	if err != nil {
-		return s
-	}
-	if json.Unmarshal(b, &s) != nil {
-		return Settings{}
-	}
+	s, _ := w.LoadSettings()
 	return s
+}
+
+// LoadSettings is ReadSettings with the reason a present settings.json
+// reads as empty: malformed JSON, or a *RecordError (a link, FIFO, device,
+// or more than MaxSettingsBytes), which is never read. A missing file is
+// no error.
+func (w Workspace) LoadSettings() (Settings, error) {
+	var s Settings
+	path := filepath.Join(w.Orchestration(), SettingsFile)
+	b, err := ReadRecord(path, MaxSettingsBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return Settings{}, fmt.Errorf("%s is malformed: %w", path, err)
+	}
+	return s, nil
 }
 
 // WriteSettings writes settings.json atomically.

@@ -47,52 +47,10 @@ func ReplaceFile(path string, data []byte, perm os.FileMode) error {
 }
 
 func writeAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	d, err := openRecordsDir(filepath.Dir(path), false)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmpName := tmp.Name()
-	cleanup := func() { _ = os.Remove(tmpName) }
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		cleanup()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		cleanup()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if durable {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			cleanup()
-			return fmt.Errorf("sync %s: %w", path, err)
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		cleanup()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		cleanup()
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	if !durable {
-		return nil
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
+	defer d.close()
+	return d.writeAtomic(filepath.Base(path), data, perm, durable)
 }

@@ -20,18 +20,24 @@ import (
 // cost on ext4. Where the exchange is unavailable it falls back to
 // ReplaceFile.
 func SwapFile(path string, data []byte, perm os.FileMode) error {
-	spare := SparePath(path)
-	f, err := openRecord(spare, os.O_WRONLY|os.O_CREATE, perm)
+	d, err := openRecordsDir(filepath.Dir(path), false)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer d.close()
+	name := filepath.Base(path)
+	spare := "." + name + ".spare"
+	f, err := d.openShared(spare, os.O_WRONLY|os.O_CREATE, perm)
 	var hl *HardLinkError
 	if errors.As(err, &hl) {
 		// The spare is Guildhall's scratch file: a hard link planted in its
 		// place is unlinked, and the spare made afresh.
-		if err = os.Remove(spare); err == nil {
-			f, err = openRecord(spare, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err = d.remove(spare); err == nil {
+			f, err = d.openShared(spare, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", spare, err)
+		return fmt.Errorf("write %s: %w", d.join(spare), err)
 	}
 	// Overwrite, then cut: the spare's blocks are reused rather than freed
 	// and allocated again as O_TRUNC would.
@@ -43,20 +49,20 @@ func SwapFile(path string, data []byte, perm os.FileMode) error {
 		werr = cerr
 	}
 	if werr != nil {
-		return fmt.Errorf("write %s: %w", spare, werr)
+		return fmt.Errorf("write %s: %w", d.join(spare), werr)
 	}
-	switch err := exchange(spare, path); {
+	switch err := exchange(d.fd, spare, name); {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		// The first write: nothing to exchange with yet.
-		if err := os.Rename(spare, path); err != nil {
+		if err := d.rename(spare, name); err != nil {
 			return fmt.Errorf("replace %s: %w", path, err)
 		}
 		return nil
 	case errors.Is(err, errNoExchange):
-		_ = os.Remove(spare)
-		return ReplaceFile(path, data, perm)
+		_ = d.remove(spare)
+		return d.writeAtomic(name, data, perm, false)
 	default:
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
@@ -75,9 +81,18 @@ func SparePath(path string) string {
 // RemoveSwapped removes a record written by SwapFile and its spare. A
 // record that does not exist is not an error.
 func RemoveSwapped(path string) error {
-	for _, p := range []string{path, SparePath(path)} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", p, err)
+	d, err := openRecordsDir(filepath.Dir(path), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	defer d.close()
+	name := filepath.Base(path)
+	for _, n := range []string{name, "." + name + ".spare"} {
+		if err := d.remove(n); err != nil {
+			return err
 		}
 	}
 	return nil

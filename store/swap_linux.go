@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exchange swaps the names a and b atomically.
-func exchange(a, b string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+// exchange swaps the names a and b in the folder dirfd atomically.
+func exchange(dirfd int, a, b string) error {
+	err := unix.Renameat2(dirfd, a, dirfd, b, unix.RENAME_EXCHANGE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
 		return errNoExchange
 	}

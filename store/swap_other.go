@@ -2,4 +2,4 @@
 
 package store
 
-func exchange(a, b string) error { return errNoExchange }
+func exchange(dirfd int, a, b string) error { return errNoExchange }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -248,11 +247,7 @@ func replayRun(ws store.Workspace, runID string) tea.Cmd {
 // loadPlan reads a run's plan.md.
 func loadPlan(ws store.Workspace, runID string) tea.Cmd {
 	return func() tea.Msg {
-		dir, err := ws.RunDir(runID)
-		if err != nil {
-			return planMsg{runID: runID, err: err}
-		}
-		b, err := os.ReadFile(filepath.Join(dir, store.PlanFile))
+		b, err := ws.ReadPlan(runID)
 		if errors.Is(err, os.ErrNotExist) {
 			return planMsg{runID: runID}
 		}

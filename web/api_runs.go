@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -316,8 +314,7 @@ const maxPlanBytes = 64 << 10
 
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	dir, err := s.sess.Workspace().RunDir(id)
-	if err != nil {
+	if _, err := s.sess.Workspace().RunDir(id); err != nil {
 		writeError(w, http.StatusNotFound, "unknown_run")
 		return
 	}
@@ -325,8 +322,10 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "unknown_run")
 		return
 	}
-	f, err := os.Open(filepath.Join(dir, store.PlanFile))
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := s.sess.Workspace().ReadPlan(id)
+	if errors.Is(err, os.ErrNotExist) || store.IsRecordError(err) {
+		// A plan that is a link, a FIFO or a device is not read: the run
+		// shows no plan, as the terminal does.
 		writeJSON(w, http.StatusOK, map[string]any{"content": nil})
 		return
 	}
@@ -334,10 +333,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "internal")
 		return
 	}
-	defer f.Close()
-	buf := make([]byte, maxPlanBytes+1)
-	n, _ := io.ReadFull(f, buf)
-	content, cut := clip(string(buf[:n]), maxPlanBytes)
+	content, cut := clip(string(b), maxPlanBytes)
 	writeJSON(w, http.StatusOK, map[string]any{"content": content, "truncated": cut})
 }
 

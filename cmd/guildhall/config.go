@@ -436,6 +436,9 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	for _, w := range g.Warnings {
 		notes = append(notes, "guild warning: "+w.Error())
 	}
+	if _, err := records.LoadSettings(); err != nil {
+		notes = append(notes, "project settings ignored: "+err.Error())
+	}
 	return &setup{workspace: cfg.workspace, guild: g, deployment: cfg.deployment, provider: ep.provider, endpoint: ep,
 		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins}, nil
 }

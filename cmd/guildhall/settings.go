@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -41,8 +38,8 @@ thorough) and --log-level (full, standard) set them; an empty value
 				}
 			}
 			out := cmd.OutOrStdout()
-			malformed := settingsMalformed(ws)
-			s := ws.ReadSettings()
+			s, bad := ws.LoadSettings()
+			malformed := bad != nil
 			if setEffort || setLevel {
 				if setEffort {
 					s.Effort = common.effort
@@ -54,27 +51,16 @@ thorough) and --log-level (full, standard) set them; an empty value
 					return &exitCodeError{code: exitError, err: err}
 				}
 				if malformed {
-					fmt.Fprintln(cmd.ErrOrStderr(), "note: the malformed settings.json was replaced")
+					fmt.Fprintln(cmd.ErrOrStderr(), "note: the unreadable settings.json was replaced:", render.SanitizeLine(bad.Error()))
 				}
 				fmt.Fprintln(out, "saved", filepath.Join(ws.Orchestration(), store.SettingsFile))
 			} else if malformed {
-				fmt.Fprintln(cmd.ErrOrStderr(), "note: settings.json is malformed and reads as empty; setting a value replaces it")
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: settings.json reads as empty ("+render.SanitizeLine(bad.Error())+"); setting a value replaces it")
 			}
 			printSettings(out, s)
 			return nil
 		},
 	}
-}
-
-// settingsMalformed reports a settings.json that exists but does not parse
-// (it reads as empty settings).
-func settingsMalformed(ws store.Workspace) bool {
-	b, err := os.ReadFile(filepath.Join(ws.Orchestration(), store.SettingsFile))
-	if errors.Is(err, os.ErrNotExist) || err != nil {
-		return false
-	}
-	var s store.Settings
-	return json.Unmarshal(b, &s) != nil
 }
 
 func printSettings(out io.Writer, s store.Settings) {

@@ -26,6 +26,10 @@ const (
 	Ignored Decision = "ignored"
 )
 
+// maxBookBytes bounds trust.json as it is read (no link, FIFO or device):
+// a decision is a few hundred bytes, so this holds tens of thousands.
+const maxBookBytes = 16 << 20
+
 // Record is one remembered decision: about which files, with which hash.
 type Record struct {
 	Decision Decision  `json:"decision"`
@@ -107,7 +111,7 @@ func (b *Book) Forget(ctx context.Context, dir string) (bool, error) {
 
 func (b *Book) read() (*bookFile, error) {
 	f := &bookFile{Version: 1, Workspaces: map[string]Record{}}
-	data, err := os.ReadFile(b.Path())
+	data, err := store.ReadRecord(b.Path(), maxBookBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}
