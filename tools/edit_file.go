@@ -28,7 +28,7 @@ func (editFile) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 	if a.OldString == "" {
 		return Fail(KindInvalidArguments, "old_string is empty; use write_file to create a file")
 	}
-	rel, err := env.Workspace.Resolve(a.Path)
+	rel, err := env.Workspace.ResolveWrite(a.Path)
 	if err != nil {
 		return pathFail(a.Path, err)
 	}

@@ -41,14 +41,11 @@ func (readPlan) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 		return runFail("plan for "+runID, err)
 	}
 	defer root.Close()
-	f, err := root.Open(store.PlanFile)
+	f, err := openRunFile(root, store.PlanFile)
 	if err != nil {
-		return runFail("plan for "+runID, classify(err))
+		return runFail("plan for "+runID, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return Fail(KindNotFound, "plan for "+runID+" not found")
-	}
 	data, err := io.ReadAll(io.LimitReader(f, planMaxBytes))
 	if err != nil {
 		return runFail("plan for "+runID, classify(err))

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"os"
 
 	"github.com/guildhall/guildhall/store"
 )
@@ -74,14 +73,11 @@ func scanRunLog(ctx context.Context, env *Env, fn func(seq int64, rec []byte) er
 		return err
 	}
 	defer root.Close()
-	f, err := root.Open(store.LogFile)
+	f, err := openRunFile(root, store.LogFile)
 	if err != nil {
-		return classify(err)
+		return err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return os.ErrNotExist
-	}
 	_, err = store.ScanLog(f, func(seq int64, rec []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"syscall"
 
 	"github.com/guildhall/guildhall/store"
 )
@@ -14,9 +16,11 @@ var errNoRun = errors.New("no current run")
 
 // runRoot opens a run's directory, RunsDir/<runID>, as an os.Root. When
 // RunsDir is inside the workspace (it normally is) the directory is opened
-// through the workspace's root, so a symlink planted under .orchestration by
-// a workspace command still cannot lead outside. create makes the directory
-// when missing. The run id is validated before any filesystem access.
+// through the workspace's root and through real directories only
+// (openRealDir): a symbolic link planted as .orchestration, runs or the run
+// folder by a workspace command is refused, so write_plan can neither
+// leave the workspace nor land in .git. create makes the directory when
+// missing. The run id is validated before any filesystem access.
 func runRoot(env *Env, runID string, create bool) (*os.Root, error) {
 	if !store.ValidRunID(runID) {
 		return nil, fmt.Errorf("run id %q is not of the form run-YYYYMMDD-HHMMSS", runID)
@@ -26,15 +30,10 @@ func runRoot(env *Env, runID string, create bool) (*os.Root, error) {
 	}
 	if env.Workspace != nil {
 		if rel, ok := env.Workspace.relInside(env.RunsDir); ok {
-			dir := filepath.ToSlash(filepath.Join(rel, runID))
-			if create {
-				if err := env.Workspace.root.MkdirAll(dir, 0o755); err != nil {
-					return nil, fmt.Errorf("create run directory: %w", classify(err))
-				}
-			}
-			r, err := env.Workspace.root.OpenRoot(dir)
+			dir := path.Join(filepath.ToSlash(rel), runID)
+			r, err := openRealDir(env.Workspace.root, dir, create)
 			if err != nil {
-				return nil, classify(err)
+				return nil, runDirErr(create, err)
 			}
 			return r, nil
 		}
@@ -44,16 +43,40 @@ func runRoot(env *Env, runID string, create bool) (*os.Root, error) {
 		return nil, classify(err)
 	}
 	defer runs.Close()
-	if create {
-		if err := runs.MkdirAll(runID, 0o755); err != nil {
-			return nil, fmt.Errorf("create run directory: %w", classify(err))
-		}
+	r, err := openRealChild(runs, runID, create)
+	if err != nil {
+		return nil, runDirErr(create, err)
 	}
-	r, err := runs.OpenRoot(runID)
+	return r, nil
+}
+
+func runDirErr(create bool, err error) error {
+	pe := wrapPathErr("", err)
+	if create {
+		return fmt.Errorf("create run directory: %w", pe)
+	}
+	return pe
+}
+
+// openRunFile opens a file of a run's folder for reading: a regular file,
+// never a FIFO, device or link (a FIFO would block the call for ever).
+func openRunFile(root *os.Root, name string) (*os.File, error) {
+	fi, err := root.Lstat(name)
 	if err != nil {
 		return nil, classify(err)
 	}
-	return r, nil
+	if !fi.Mode().IsRegular() {
+		return nil, &PathError{Kind: KindNotFound, Reason: reasonNotRegular}
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, classify(err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &PathError{Kind: KindNotFound, Reason: reasonNotRegular}
+	}
+	return f, nil
 }
 
 // runFail maps a runRoot or run-file error to a result.

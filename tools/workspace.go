@@ -371,15 +371,23 @@ func (w *Workspace) readCapped(given, rel string, limit int64) (data []byte, siz
 	return data, fi.Size(), false, nil
 }
 
-// writeAtomic replaces rel with data: a temp file in the same directory,
-// written and synced through the root, then renamed over rel. Missing
-// parent directories are created inside the workspace. An existing
+// writeAtomic replaces rel, a path from ResolveWrite, with data: a temp
+// file in the same directory, written and synced, then renamed over rel.
+// Missing parent directories are created inside the workspace. The
+// directory is reached through real directories only (openRealDir), so
+// the write lands in the folder ResolveWrite checked. An existing
 // non-regular file is refused, and an existing file keeps its mode.
 func (w *Workspace) writeAtomic(given, rel string, data []byte) error {
 	if rel == "." {
 		return pathErr(given, KindInvalidArguments, reasonIsDir)
 	}
-	return writeAtomicIn(w.root, given, rel, data)
+	dir, base := path.Split(rel)
+	parent, err := openRealDir(w.root, path.Clean(dir), true)
+	if err != nil {
+		return wrapPathErr(given, err)
+	}
+	defer parent.Close()
+	return writeAtomicIn(parent, given, base, data)
 }
 
 // writeAtomicIn is writeAtomic over any root.

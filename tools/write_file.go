@@ -19,7 +19,7 @@ func (writeFile) Call(ctx context.Context, env *Env, args json.RawMessage) Resul
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	rel, err := env.Workspace.Resolve(a.Path)
+	rel, err := env.Workspace.ResolveWrite(a.Path)
 	if err != nil {
 		return pathFail(a.Path, err)
 	}

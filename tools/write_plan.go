@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/guildhall/guildhall/store"
 )
@@ -19,6 +20,10 @@ func (writePlan) Call(ctx context.Context, env *Env, args json.RawMessage) Resul
 	}
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
+	}
+	if len(a.Content) > store.MaxPlanBytes {
+		// A larger plan.md would be refused by every reader as foreign.
+		return Fail(KindInvalidArguments, fmt.Sprintf("the plan is %d bytes; a plan may hold at most %d", len(a.Content), store.MaxPlanBytes))
 	}
 	root, err := runRoot(env, env.RunID, true)
 	if err != nil {
