@@ -57,6 +57,7 @@ func (d *dirHandle) openShared(name string, flag int, perm os.FileMode) (*os.Fil
 	}
 	return f, nil
 }
+
 // HardLinkError refuses a records file that other names link to: writing
 // it would write them too, wherever they are.
 type HardLinkError struct {
