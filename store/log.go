@@ -50,8 +50,8 @@ func OpenLog(path string) (*LogWriter, error) {
 }
 
 // countLines counts the lines of f from its start. A line longer than
-// MaxLogLine is not one Guildhall wrote: counting stops there with
-// errLineTooLong, so a file of gigabytes without a newline is not read
+// MaxLogLine is not one Guildhall wrote: counting stops there with a
+// *LongLineError, so a file of gigabytes without a newline is not read
 // whole.
 func countLines(f *os.File) (n int64, torn bool, err error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -74,7 +74,7 @@ func countLines(f *os.File) (n int64, torn bool, err error) {
 			chunk = chunk[i+1:]
 		}
 		if run > MaxLogLine {
-			return n, false, errLineTooLong(n)
+			return n, false, &LongLineError{Line: n}
 		}
 		if k > 0 {
 			last = buf[k-1]
@@ -86,11 +86,6 @@ func countLines(f *os.File) (n int64, torn bool, err error) {
 			return n, false, err
 		}
 	}
-}
-
-// errLineTooLong is a log line (0-based seq) over MaxLogLine.
-func errLineTooLong(seq int64) error {
-	return fmt.Errorf("log line %d is longer than the %s a log line may be: the log was not written by Guildhall", seq+1, byteSize(MaxLogLine))
 }
 
 // Append writes one record as a line and returns its 0-based line number.
@@ -142,16 +137,12 @@ func (w *LogWriter) Close() error {
 
 // LogProblem describes a line of a log that could not be parsed.
 type LogProblem struct {
-	Line    int64 // 0-based
-	Torn    bool  // the final line had no newline: a write cut short
-	TooLong bool  // longer than MaxLogLine: reading stopped there
-	Err     error
+	Line int64 // 0-based
+	Torn bool  // the final line had no newline: a write cut short
+	Err  error
 }
 
 func (p LogProblem) Error() string {
-	if p.TooLong {
-		return p.Err.Error()
-	}
 	if p.Torn {
 		return fmt.Sprintf("log line %d is torn (cut short by a crash): %v", p.Line+1, p.Err)
 	}
@@ -169,19 +160,34 @@ func ReadLog(path string, fn func(seq int64, rec []byte) error) ([]LogProblem, e
 		return nil, err
 	}
 	defer f.Close()
-	return ScanLog(f, fn)
+	problems, err := ScanLog(f, fn)
+	var long *LongLineError
+	if errors.As(err, &long) {
+		return problems, &RecordError{Path: path, Problem: long.clause()}
+	}
+	return problems, err
 }
 
-// ScanLog is ReadLog over any reader. A line longer than MaxLogLine is
-// reported as a problem (TooLong) and ends the read: it was not written by
-// Guildhall, and holding it would take memory without bound.
+// LongLineError ends a read at a log line longer than MaxLogLine: no line
+// Guildhall writes is that long, so the log is not one it wrote.
+type LongLineError struct{ Line int64 } // 0-based
+
+func (e *LongLineError) clause() string {
+	return fmt.Sprintf("has a line (%d) longer than the %s a log line may be", e.Line+1, byteSize(MaxLogLine))
+}
+
+func (e *LongLineError) Error() string { return "the log " + e.clause() + ": it was not written by Guildhall" }
+
+// ScanLog is ReadLog over any reader. A line longer than MaxLogLine ends
+// the read with a *LongLineError: it was not written by Guildhall, and
+// holding it would take memory without bound.
 func ScanLog(r io.Reader, fn func(seq int64, rec []byte) error) ([]LogProblem, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	var problems []LogProblem
 	for seq := int64(0); ; seq++ {
 		line, err := readLine(br)
 		if errors.Is(err, errLongLine) {
-			return append(problems, LogProblem{Line: seq, TooLong: true, Err: errLineTooLong(seq)}), nil
+			return problems, &LongLineError{Line: seq}
 		}
 		if len(line) == 0 && err == io.EOF {
 			return problems, nil
@@ -236,6 +242,10 @@ func CountLogLines(path string) (int64, error) {
 	}
 	defer f.Close()
 	n, torn, err := countLines(f)
+	var long *LongLineError
+	if errors.As(err, &long) {
+		return n, &RecordError{Path: path, Problem: long.clause()}
+	}
 	if torn {
 		n++
 	}
