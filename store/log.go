@@ -176,7 +176,9 @@ func (e *LongLineError) clause() string {
 	return fmt.Sprintf("has a line (%d) longer than the %s a log line may be", e.Line+1, byteSize(MaxLogLine))
 }
 
-func (e *LongLineError) Error() string { return "the log " + e.clause() + ": it was not written by Guildhall" }
+func (e *LongLineError) Error() string {
+	return "the log " + e.clause() + ": it was not written by Guildhall"
+}
 
 // ScanLog is ReadLog over any reader. A line longer than MaxLogLine ends
 // the read with a *LongLineError: it was not written by Guildhall, and
