@@ -53,7 +53,14 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 	for _, id := range ids {
 		m, err := ws.ReadMeta(id)
 		if err != nil {
-			fmt.Fprintf(tw, "%s\tunreadable\t\t\t%s\n", id, render.SanitizeLine(err.Error()))
+			status := "unreadable"
+			if store.IsRecordError(err) {
+				// A link, FIFO, device or oversized file where meta.json
+				// belongs: not read, and never Guildhall's.
+				status = "foreign"
+				foreign++
+			}
+			fmt.Fprintf(tw, "%s\t%s\t\t\t%s\n", id, status, render.SanitizeLine(err.Error()))
 			continue
 		}
 		summary := ws.ReadSummary(id)
