@@ -268,7 +268,8 @@ type frame struct {
 // operation table as it goes: its elements are large, and each regrowth
 // copies them all while the collector scans them.
 func (m *Model) Reserve(n int) {
-	ops := n/2 + 64 // an event adds at most one operation; a run adds about one per two
+	n = min(n, 1<<18) // a hint: a planted log of blank lines must not reserve for them
+	ops := n/2 + 64   // an event adds at most one operation; a run adds about one per two
 	m.Operations = slices.Grow(m.Operations, ops)
 	m.details = slices.Grow(m.details, ops)
 	m.oVer = slices.Grow(m.oVer, ops)
