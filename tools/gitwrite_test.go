@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -165,34 +164,14 @@ func TestGitWriteSwapRace(t *testing.T) {
 	env := testEnv(ws)
 	gitBefore := snapshot(t, filepath.Join(dir, ".git"))
 	d, real := filepath.Join(dir, "d"), filepath.Join(dir, "d.real")
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if os.Rename(d, real) != nil {
-				continue
-			}
-			_ = os.Symlink(".git/hooks", d)
-			time.Sleep(20 * time.Microsecond)
-			_ = os.Remove(d)
-			_ = os.Rename(real, d)
-		}
-	}()
+	stop := swapLoop(d, real, 20*time.Microsecond, ".git/hooks")
 	ok := 0
 	for i := 0; i < 2000; i++ {
 		if r := call(t, env, "write_file", map[string]any{"path": "d/pre-commit", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}); !r.Failed() {
 			ok++
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if after := snapshot(t, filepath.Join(dir, ".git")); after != gitBefore {
 		t.Fatalf("a write through a swapped folder landed in .git:\n%s\n->\n%s", gitBefore, after)
 	}

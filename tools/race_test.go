@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSymlinkSwapRace swaps a directory for a symlink out of the workspace
@@ -23,26 +24,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 	env := testEnv(ws)
 	d, real := filepath.Join(wsDir, "d"), filepath.Join(wsDir, "d.real")
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		targets := []string{outside, "../outside"}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if os.Rename(d, real) != nil {
-				continue
-			}
-			_ = os.Symlink(targets[i%2], d)
-			_ = os.Remove(d)
-			_ = os.Rename(real, d)
-		}
-	}()
+	stop := swapLoop(d, real, 0, outside, "../outside")
 	reads := []struct {
 		tool string
 		args map[string]any
@@ -69,10 +51,38 @@ func TestSymlinkSwapRace(t *testing.T) {
 			ok++
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if got := readString(t, filepath.Join(outside, "f.txt")); got != outsideSecret+"\n" {
 		t.Fatalf("outside file changed: %q", got)
 	}
 	t.Logf("%d of 3000 calls succeeded inside the workspace", ok)
+}
+
+// swapLoop swaps the folder d for a symbolic link to each target in turn
+// (moving the real folder to real meanwhile, and keeping the link for
+// dwell), until the returned stop is called.
+func swapLoop(d, real string, dwell time.Duration, targets ...string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if os.Rename(d, real) != nil {
+				continue
+			}
+			_ = os.Symlink(targets[i%len(targets)], d)
+			if dwell > 0 {
+				time.Sleep(dwell)
+			}
+			_ = os.Remove(d)
+			_ = os.Rename(real, d)
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }

@@ -96,20 +96,12 @@ func plantRecordKind(t *testing.T, h *hostile, ws string, plant func(*testing.T,
 // detector.
 func (h *hostile) runCapped(dir string, args ...string) result {
 	h.t.Helper()
-	_, slavePath := openPTY(h.t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR|syscall.O_NOCTTY, 0)
-	mustOK(h.t, err)
-	defer slave.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, recordsVAS), h.bin}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = h.env()
-	cmd.Stdin = slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd := h.cappedCmd(ctx, dir, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
+	err := cmd.Run()
 	res := result{stdout: out.String(), stderr: errOut.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		res.code = ee.ExitCode()
@@ -123,6 +115,22 @@ func (h *hostile) runCapped(dir string, args ...string) result {
 		h.t.Fatalf("%v ran out of memory on a planted record\n%s", args, res)
 	}
 	return res
+}
+
+// cappedCmd is the binary with its address space capped, in a session of
+// its own whose controlling terminal is a fresh pseudo-terminal.
+func (h *hostile) cappedCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	h.t.Helper()
+	_, slavePath := openPTY(h.t)
+	slave, err := os.OpenFile(slavePath, os.O_RDWR|syscall.O_NOCTTY, 0)
+	mustOK(h.t, err)
+	h.t.Cleanup(func() { slave.Close() })
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, recordsVAS), h.bin}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = h.env()
+	cmd.Stdin = slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	return cmd
 }
 
 // lineWith reports whether one line of text holds every part.
@@ -196,16 +204,8 @@ func TestHostileRecordsDevicesAndFIFOs(t *testing.T) {
 // the runs list and stops it.
 func serveRunsList(t *testing.T, h *hostile, ws string) {
 	t.Helper()
-	_, slavePath := openPTY(t)
-	slave, err := os.OpenFile(slavePath, os.O_RDWR|syscall.O_NOCTTY, 0)
-	mustOK(t, err)
-	defer slave.Close()
-	cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, recordsVAS), h.bin,
+	cmd := h.cappedCmd(context.Background(), ws,
 		"serve", "--web", "127.0.0.1:0", "--provider", "script", "--script", writeScript(t, map[string][][]map[string]any{}))
-	cmd.Dir = ws
-	cmd.Env = h.env()
-	cmd.Stdin = slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	pipe, err := cmd.StderrPipe()
 	mustOK(t, err)
 	mustOK(t, cmd.Start())
