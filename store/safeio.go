@@ -158,8 +158,8 @@ func (d *dirHandle) openDir(name string, create bool) (*dirHandle, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
 	}
 	var st unix.Stat_t
-	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		problem := kindProblem(d, name, st.Mode)
+	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT != unix.S_IFDIR {
+		problem := kindProblem(d, name, uint32(st.Mode))
 		if problem == "" {
 			problem = "is not a directory"
 		}
@@ -175,7 +175,7 @@ func (d *dirHandle) oddEntry(name string) string {
 	if unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return ""
 	}
-	return kindProblem(d, name, st.Mode)
+	return kindProblem(d, name, uint32(st.Mode))
 }
 
 // kindProblem describes a file of the given mode that is no record.
@@ -206,10 +206,10 @@ func (d *dirHandle) openFile(name string, flag int, perm os.FileMode) (*os.File,
 	var st unix.Stat_t
 	err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	switch {
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+	case err == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR:
 		return nil, &RecordError{Path: path, Problem: "is a directory"}
-	case err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, &RecordError{Path: path, Problem: kindProblem(d, name, st.Mode)}
+	case err == nil && uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
+		return nil, &RecordError{Path: path, Problem: kindProblem(d, name, uint32(st.Mode))}
 	case errors.Is(err, unix.ENOENT) && flag&os.O_CREATE == 0:
 		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
 	case err != nil && !errors.Is(err, unix.ENOENT):
