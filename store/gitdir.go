@@ -12,12 +12,56 @@ import (
 )
 
 // GitLayout is where the repository at the root of a workspace keeps its
-// files. Every path is canonical (absolute, symbolic links resolved) and lies
-// strictly inside Workspace.
+// files. Every path is canonical (absolute, symbolic links resolved). GitDir
+// and CommonDir lie strictly inside Workspace, except for a linked worktree
+// or a submodule checkout (Linked), whose git directories lie outside and
+// were checked to really be that (gitlinked.go).
 type GitLayout struct {
 	Workspace string // the canonical workspace, the repository's work tree
 	GitDir    string // the per-worktree git directory: <ws>/.git or a .git file's gitdir
 	CommonDir string // where objects, refs and config live; GitDir unless a commondir file names another
+	// Linked is how a git directory outside the workspace belongs to it:
+	// LinkedWorktree or LinkedSubmodule; "" when both lie inside.
+	Linked string
+}
+
+// The layouts whose git directories may lie outside the workspace.
+const (
+	LinkedWorktree  = "worktree"  // git worktree add: <repo>/.git/worktrees/<name>
+	LinkedSubmodule = "submodule" // a submodule checkout: <super>/.git/modules/<name>
+)
+
+// OutsideDirs are the layout's git directories that lie outside the
+// workspace, outermost first, without one inside another (a worktree's git
+// directory is inside its common directory): what a sandbox must show a
+// git command besides the workspace. Nil when both are inside.
+func (l GitLayout) OutsideDirs() []string {
+	var out []string
+	for _, d := range []string{l.CommonDir, l.GitDir} {
+		if d == "" || within(l.Workspace, d) {
+			continue
+		}
+		if len(out) > 0 && (out[0] == d || within(out[0], d)) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Holds reports whether the clean absolute path p lies in the workspace or
+// in one of the layout's git directories: the places git may read and
+// write for this repository.
+func (l GitLayout) Holds(p string) bool {
+	if within(l.Workspace, p) {
+		return true
+	}
+	for _, d := range l.OutsideDirs() {
+		if p == d || within(d, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrNoRepository reports a workspace without a .git entry.
@@ -25,9 +69,10 @@ var ErrNoRepository = errors.New("the workspace is not a git repository (it has 
 
 // GitDirError is a repository the platform will not work with: its git
 // directory (or the common directory a commondir file names) is outside the
-// workspace, or .git is malformed. Reason never holds a host path and may be
-// shown to the model; Target, when set, is the host path the repository leads
-// to, for the operator.
+// workspace and is not a linked worktree's or a submodule's that belongs to
+// it, or .git is malformed. Reason never holds a host path and may be shown
+// to the model; Target, when set, is the host path the repository leads to,
+// for the operator.
 type GitDirError struct {
 	Outside bool   // the repository's files lie (partly) outside the workspace
 	Reason  string // what is wrong, as a clause: ".git is a symbolic link to ..."
@@ -37,6 +82,7 @@ type GitDirError struct {
 	// directory a pointer names that does not exist (yet): git would use
 	// it once it does.
 	missing string
+	exists  bool // Target is an existing directory (canonicalGitDir)
 }
 
 func (e *GitDirError) Error() string {
@@ -53,10 +99,13 @@ const gitPointerMax = 8 << 10
 
 // ResolveGitLayout finds the git directory of the repository rooted at the
 // workspace dir, following a `.git` symbolic link, a `.git` file's
-// `gitdir:` line and a `commondir` file the way git does, and refuses any of
-// them that leads outside the workspace. It reads nothing outside: the
-// pointer files are read through an os.Root on the workspace, and paths that
-// lead out are only resolved (symbolic links read), never opened.
+// `gitdir:` line and a `commondir` file the way git does. The pointer files
+// in the workspace are read through an os.Root on it. A git directory
+// outside the workspace is accepted only behind a `.git` file, and only when
+// it proves to be this workspace's linked worktree or submodule checkout
+// (resolveLinked: a few small files of it are read, nothing is written);
+// every other way out is refused, and is only resolved (symbolic links
+// read), never opened.
 //
 // It returns ErrNoRepository when there is no .git, and a *GitDirError for a
 // repository it refuses.
@@ -76,6 +125,10 @@ func ResolveGitLayout(dir string) (GitLayout, error) {
 	defer root.Close()
 
 	gitDir, err := resolveDotGit(root, ws)
+	var out *outsideGitDir
+	if errors.As(err, &out) {
+		return resolveLinked(ws, out.dir)
+	}
 	if err != nil {
 		return GitLayout{}, err
 	}
@@ -152,8 +205,20 @@ func gitfileTarget(root *os.Root, ws, name string) (string, error) {
 		// it, as the kernel and git do.
 		target = ws + string(filepath.Separator) + target
 	}
-	return canonicalGitDir(ws, target, "the .git file's gitdir")
+	dir, err := canonicalGitDir(ws, target, "the .git file's gitdir")
+	var refused *GitDirError
+	if errors.As(err, &refused) && refused.Outside && refused.exists {
+		return "", &outsideGitDir{dir: refused.Target}
+	}
+	return dir, err
 }
+
+// outsideGitDir is a .git file's gitdir that resolved to an existing
+// directory outside the workspace: resolveLinked decides whether it is
+// accepted.
+type outsideGitDir struct{ dir string }
+
+func (e *outsideGitDir) Error() string { return "the .git file's gitdir is outside the workspace" }
 
 // resolveCommonDir applies gitDir's commondir file, if any.
 func resolveCommonDir(root *os.Root, ws, gitDir string) (string, error) {
@@ -201,7 +266,8 @@ func canonicalGitDir(ws, p, what string) (string, error) {
 		return "", &GitDirError{Reason: what + " is the workspace itself"}
 	}
 	if !within(ws, target) {
-		return "", &GitDirError{Outside: true, Reason: what + " is outside the workspace", Target: target}
+		fi, err := os.Stat(target)
+		return "", &GitDirError{Outside: true, Reason: what + " is outside the workspace", Target: target, exists: err == nil && fi.IsDir()}
 	}
 	fi, err := os.Lstat(target)
 	if err != nil || !fi.IsDir() {

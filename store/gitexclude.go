@@ -45,13 +45,14 @@ func skipped(format string, a ...any) error {
 // directory, which is where a linked worktree's excludes live too). It is
 // idempotent and does nothing when the workspace has no .git.
 //
-// It never touches a file outside the workspace, and never writes through a
-// link. The git directory is found by ResolveGitLayout; the file is then
+// It never touches a file outside the workspace and its repository's
+// checked git directories, and never writes through a link. The git
+// directory is found by ResolveGitLayout (which accepts one outside only
+// for this workspace's linked worktree or submodule); the file is then
 // read and replaced (a temporary file renamed over it) through an os.Root
-// opened on the common directory. When the repository lies outside the
-// workspace, or info or info/exclude is a symbolic link, a hard link, a
-// FIFO, a directory or larger than 1 MiB, nothing is written and a
-// *GitExcludeSkipped says why.
+// opened on the common directory. When the repository is refused, or info
+// or info/exclude is a symbolic link, a hard link, a FIFO, a directory or
+// larger than 1 MiB, nothing is written and a *GitExcludeSkipped says why.
 func (w Workspace) EnsureGitExclude() error {
 	layout, err := ResolveGitLayout(w.Dir)
 	var refused *GitDirError
@@ -65,6 +66,9 @@ func (w Workspace) EnsureGitExclude() error {
 		return skipped("%s", refused.Error())
 	case err != nil:
 		return fmt.Errorf("git exclude: %w", err)
+	}
+	if layout.Linked != "" {
+		return ensureLinkedExclude(layout.CommonDir)
 	}
 	ws, err := os.OpenRoot(layout.Workspace)
 	if err != nil {
@@ -80,6 +84,26 @@ func (w Workspace) EnsureGitExclude() error {
 		return skipped("the git directory cannot be opened inside the workspace")
 	}
 	defer git.Close()
+	return ensureExclude(git)
+}
+
+// ensureLinkedExclude adds the entry to the exclude file of a linked
+// worktree's or a submodule's common directory, outside the workspace,
+// which ResolveGitLayout checked. The directory is opened as a root of its
+// own; one replaced between the check and the open is left alone.
+func ensureLinkedExclude(common string) error {
+	fi, err := os.Lstat(common)
+	if err != nil || !fi.IsDir() {
+		return skipped("the repository's common git directory changed while it was opened")
+	}
+	git, err := os.OpenRoot(common)
+	if err != nil {
+		return skipped("the repository's common git directory cannot be opened")
+	}
+	defer git.Close()
+	if now, err := git.Stat("."); err != nil || !os.SameFile(fi, now) {
+		return skipped("the repository's common git directory changed while it was opened")
+	}
 	return ensureExclude(git)
 }
 
