@@ -439,14 +439,17 @@ func TestGitRefusesGitDirectoryOutside(t *testing.T) {
 			tr.write(filepath.Join(tr.outside, "cd"), filepath.Join(tr.repo, ".git")+"\n", 0o644)
 			tr.symlink(filepath.Join(tr.outside, "cd"), filepath.Join(tr.ws, ".git", "commondir"))
 		}},
-		{"a real linked worktree", func(tr *gitTrap) {
-			if err := os.Remove(tr.script); err != nil {
-				tr.t.Fatal(err)
-			}
-			_ = os.RemoveAll(tr.ws)
-			plainGit(tr.t, tr.repo, "worktree", "add", "-q", "-b", "wt", tr.ws)
-			tr.write(filepath.Join(tr.ws, "secret.txt"), "changed\n", 0o644)
-			tr.write(tr.script, "#!/bin/sh\necho ran >> "+tr.marker+"\ncat\n", 0o755)
+		{"a real linked worktree of another checkout", func(tr *gitTrap) {
+			other := filepath.Join(tr.outside, "other-wt")
+			plainGit(tr.t, tr.repo, "worktree", "add", "-q", "-b", "wt", other)
+			tr.write(filepath.Join(tr.ws, ".git"), "gitdir: "+filepath.Join(tr.repo, ".git", "worktrees", "other-wt")+"\n", 0o644)
+		}},
+		{"a real submodule's git directory, from outside its superproject", func(tr *gitTrap) {
+			super := filepath.Join(tr.outside, "super")
+			tr.mkdir(super)
+			plainGit(tr.t, super, "init", "-q", "-b", "main")
+			plainGit(tr.t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", tr.repo, "lib")
+			tr.write(filepath.Join(tr.ws, ".git"), "gitdir: "+filepath.Join(super, ".git", "modules", "lib")+"\n", 0o644)
 		}},
 	}
 	for _, c := range cases {

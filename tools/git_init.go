@@ -49,7 +49,7 @@ func (gitInit) Call(ctx context.Context, env *Env, args json.RawMessage) Result 
 // gitInitRepo runs git init on <ws>/.git. An existing repository is checked
 // like any other first (an outside git directory, for one, is refused and
 // left untouched) and reinitialised without templates, so nothing is copied
-// into it. A new one gets a .git directory made here first, through the
+// into it; a linked worktree's or submodule's is checked and left as it is. A new one gets a .git directory made here first, through the
 // workspace root: Mkdir neither follows nor replaces a link planted at .git,
 // so git initialises that directory and no other.
 func gitInitRepo(ctx context.Context, env *Env) (string, error) {
@@ -69,6 +69,12 @@ func gitInitRepo(ctx context.Context, env *Env) (string, error) {
 	repo, err := checkedRepo(ctx, env, layout)
 	if err != nil {
 		return "", err
+	}
+	if layout.Linked != "" {
+		// A worktree's or submodule's repository exists and belongs to
+		// another checkout too: there is nothing to initialise, and
+		// nothing of it is rewritten.
+		return "Reinitialized existing Git repository (a linked " + layout.Linked + ")", nil
 	}
 	return repo.run(ctx, 2000, "init", "--template=")
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/guildhall/guildhall/store"
 )
 
 // Bounds on the repository config the tools read.
@@ -138,7 +136,8 @@ func parseGitConfig(out string) ([]gitConfigEntry, bool) {
 // checkIncludes follows the include directives of the repository's config
 // without letting git read them: each file is listed with --no-includes,
 // and every include.path and includeIf.<condition>.path it holds must name
-// a file inside the workspace (whatever the condition) before that file is
+// a file inside the workspace or the repository's checked git directories
+// (store.GitLayout.Holds; whatever the condition) before that file is
 // listed in turn.
 func (r *gitRepo) checkIncludes(ctx context.Context) error {
 	queue := []string{""} // "": the repository's own config files
@@ -188,7 +187,7 @@ func isIncludeKey(key string) bool {
 // includes, which may be a host path.
 func (r *gitRepo) includeTarget(origin, key, path string) (string, error) {
 	ws := r.layout.Workspace
-	where := showPath(key) + " in " + showPath(hideWorkspace(r.env, origin))
+	where := showPath(key) + " in " + showPath(hideWorkspace(r.env, hideGitDirs(r.layout, origin)))
 	switch {
 	case path == "":
 		return "", nil
@@ -206,24 +205,25 @@ func (r *gitRepo) includeTarget(origin, key, path string) (string, error) {
 	}
 	target, err := filepath.EvalSymlinks(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && store.Within(ws, filepath.Clean(path)):
+	case errors.Is(err, fs.ErrNotExist) && r.layout.Holds(filepath.Clean(path)):
 		return "", nil
-	case err != nil, !store.Within(ws, target):
+	case err != nil, !r.layout.Holds(target):
 		return "", refusal("the repository's config includes a file outside the workspace (%s)", where)
 	}
 	return target, nil
 }
 
 // checkOrigin refuses a config setting read from a file outside the
-// workspace (a belt to checkIncludes' braces: a config file that is a link
-// out is also refused by checkGitTree).
+// workspace and the repository's checked git directories (a belt to
+// checkIncludes' braces: a config file that is a link out is also refused
+// by checkGitTree).
 func (r *gitRepo) checkOrigin(origin string) error {
 	p := origin
 	if !filepath.IsAbs(p) {
 		p = r.layout.Workspace + string(filepath.Separator) + p
 	}
 	target, err := filepath.EvalSymlinks(p)
-	if err != nil || !store.Within(r.layout.Workspace, target) || strings.ContainsRune(origin, utf8.RuneError) {
+	if err != nil || !r.layout.Holds(target) || strings.ContainsRune(origin, utf8.RuneError) {
 		return refusal("the repository's config reads a file outside the workspace, or one whose path is not valid UTF-8")
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/guildhall/guildhall/store"
@@ -22,7 +23,8 @@ type gitRepo struct {
 // openGitRepo checks the workspace's repository before any git command
 // runs on it:
 //
-//   - its git directory and common directory are inside the workspace
+//   - its git directory and common directory are inside the workspace, or
+//     are this workspace's linked worktree's or submodule's
 //     (store.ResolveGitLayout);
 //   - nothing in them leads git out of the workspace: no symbolic link to a
 //     place outside, no dangling link, no hard-linked file outside objects/,
@@ -74,8 +76,41 @@ func layoutError(err error) error {
 // gitOutsideAdvice explains a refused outside git directory to the model
 // and, through the tool result, to the operator.
 const gitOutsideAdvice = "The git tools work only on a repository whose git directory is inside the workspace, " +
-	"so that git reads and writes nothing outside it; a linked worktree or a submodule checkout keeps its git " +
-	"directory elsewhere. Open the repository's main checkout as the workspace to use them."
+	"or on this workspace's own linked worktree (git worktree add) or submodule checkout, whose git directory " +
+	"git's own files show to belong to it; git then reads and writes nothing else outside. " +
+	"Open the repository's main checkout as the workspace to use them."
+
+// gitPlaceName names p for a message without a host path: relative to
+// the workspace, or as $GIT_DIR/... or $GIT_COMMON_DIR/... when it lies in
+// a git directory outside it.
+func gitPlaceName(l store.GitLayout, p string) string {
+	if store.Within(l.Workspace, p) {
+		r, _ := filepath.Rel(l.Workspace, p)
+		return r
+	}
+	for _, d := range []struct{ dir, name string }{{l.GitDir, "$GIT_DIR"}, {l.CommonDir, "$GIT_COMMON_DIR"}} {
+		if p == d.dir {
+			return d.name
+		}
+		if store.Within(d.dir, p) {
+			r, _ := filepath.Rel(d.dir, p)
+			return d.name + "/" + r
+		}
+	}
+	return filepath.Base(p)
+}
+
+// hideGitDirs replaces the host paths of a layout's git directories
+// outside the workspace in git's messages, deepest first.
+func hideGitDirs(l store.GitLayout, s string) string {
+	if l.Linked == "" {
+		return s
+	}
+	if l.GitDir != l.CommonDir {
+		s = strings.ReplaceAll(s, l.GitDir, "$GIT_DIR")
+	}
+	return strings.ReplaceAll(s, l.CommonDir, "$GIT_COMMON_DIR")
+}
 
 // refusal is a permission_denied tool error.
 func refusal(format string, a ...any) error {
@@ -112,6 +147,8 @@ func gitProcess(ctx context.Context, env *Env, layout store.GitLayout, settings 
 	case res.TimedOut:
 		return res, &gitError{Kind: KindTimeout, Msg: fmt.Sprintf("git timed out after %s", timeout)}
 	}
+	// Only git's messages: stdout is data (a diff, a config listing).
+	res.Stderr = hideGitDirs(layout, res.Stderr)
 	return res, nil
 }
 

@@ -22,13 +22,14 @@ const gitTreeMaxEntries = 1_000_000
 const gitAlternatesMax = 64 << 10
 
 // checkGitTree walks the repository's git directory and common directory
-// for anything git could follow out of the workspace, and refuses the
-// repository if it finds one:
+// for anything git could follow out of the workspace (and, for a linked
+// worktree or submodule, out of its checked git directories), and refuses
+// the repository if it finds one:
 //
-//   - a symbolic link that resolves outside the workspace, or nowhere (git
-//     would create its target: COMMIT_EDITMSG and reflogs are opened
-//     through links). Links that resolve inside are followed and their
-//     targets checked too;
+//   - a symbolic link that resolves outside, or nowhere (git would create
+//     its target: COMMIT_EDITMSG and reflogs are opened through links).
+//     Links that resolve inside are followed and their targets checked
+//     too;
 //   - a regular file outside objects/ with more than one name: git writes
 //     reflogs and COMMIT_EDITMSG in place, which would change the other
 //     names' file. Objects are immutable and hard-linked by local clones;
@@ -45,7 +46,7 @@ const gitAlternatesMax = 64 << 10
 // is reinitialised with --template= (gitInitRepo), so nothing is copied into
 // it. Hooks linked to shared scripts elsewhere are common and harmless here.
 func checkGitTree(ctx context.Context, l store.GitLayout) error {
-	w := &gitTreeWalk{ctx: ctx, ws: l.Workspace, objects: filepath.Join(l.CommonDir, "objects"),
+	w := &gitTreeWalk{ctx: ctx, layout: l, objects: filepath.Join(l.CommonDir, "objects"),
 		hooks: filepath.Join(l.CommonDir, "hooks"), seen: map[string]bool{}}
 	w.push(l.CommonDir)
 	w.push(l.GitDir)
@@ -61,7 +62,7 @@ func checkGitTree(ctx context.Context, l store.GitLayout) error {
 
 type gitTreeWalk struct {
 	ctx     context.Context
-	ws      string
+	layout  store.GitLayout
 	objects string
 	hooks   string // not walked (see checkGitTree)
 	seen    map[string]bool
@@ -76,13 +77,9 @@ func (w *gitTreeWalk) push(dir string) {
 	}
 }
 
-// rel names p for a message: relative to the workspace, never a host path.
-func (w *gitTreeWalk) rel(p string) string {
-	if r, err := filepath.Rel(w.ws, p); err == nil {
-		return r
-	}
-	return filepath.Base(p)
-}
+// rel names p for a message, never as a host path: relative to the
+// workspace, or to a git directory outside it (gitPlaceName).
+func (w *gitTreeWalk) rel(p string) string { return gitPlaceName(w.layout, p) }
 
 // dir checks one directory's entries, in batches.
 func (w *gitTreeWalk) dir(d string) error {
@@ -135,7 +132,7 @@ func (w *gitTreeWalk) link(p string) error {
 	if err != nil {
 		return refusal("%s is a symbolic link that leads nowhere (dangling, or a loop); git could create its target wherever it points", w.rel(p))
 	}
-	if !store.Within(w.ws, target) {
+	if !w.layout.Holds(target) {
 		return refusal("%s is a symbolic link to a place outside the workspace; git would read or write through it. %s", w.rel(p), gitOutsideAdvice)
 	}
 	fi, err := os.Lstat(target)

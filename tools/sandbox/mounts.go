@@ -75,6 +75,7 @@ type gitView struct {
 	exists  bool
 	protect []string // paths to bind read-only over themselves
 	ident   string   // type, device and inode of the .git entry
+	outside []string // a linked worktree's or submodule's git directories (gitdirs.go)
 }
 
 // mountOptions vary between the helper and a git command.
@@ -139,6 +140,7 @@ func newLayout(p Policy, ws, scratch string) (layout, error) {
 		return layout{}, fmt.Errorf("%s is not a folder; the sandbox cannot hide it", orch)
 	}
 	l.git = inspectGit(ws, append([]string{ws}, l.writable...))
+	l.git.outside = outsideGitDirs(ws)
 	return l, nil
 }
 
@@ -309,6 +311,7 @@ func (l layout) args(o mountOptions) ([]string, error) {
 			a = append(a, "--ro-bind", p, p)
 		}
 	}
+	a = l.git.bindOutside(a, o.gitWritable)
 	if l.orch {
 		mask(filepath.Join(l.ws, ".orchestration"))
 	}
