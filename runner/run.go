@@ -519,7 +519,7 @@ func (r *Run) publishDelta(roleID string, d provider.Delta) {
 
 // writeCapable are the tools after whose holder starts a queued run no
 // longer parks on a question: work may already have changed the workspace.
-var writeCapable = []string{"write_file", "edit_file", "run_shell", "typecheck", "test"}
+var writeCapable = []string{"write_file", "edit_file", "git_restore", "run_shell", "typecheck", "test"}
 
 func (r *Run) emitRoleStart(f *Frame) {
 	if role := r.opts.Guild.Roles[f.Role]; role != nil {

@@ -67,7 +67,7 @@ func resolveLinked(ws, dir string) (GitLayout, error) {
 // linkedWorktree checks a worktree's git directory (see resolveLinked).
 func linkedWorktree(ws, dir string, g *os.Root, deny []string) (GitLayout, error) {
 	refuse := func(reason string) (GitLayout, error) {
-		return GitLayout{}, &GitDirError{Outside: true, Reason: "the .git file's gitdir is a linked worktree's git directory outside the workspace, but " + reason, Target: dir}
+		return GitLayout{}, &GitDirError{Outside: true, Reason: "the .git file's gitdir is outside the workspace: it is a linked worktree's git directory, but " + reason, Target: dir}
 	}
 	b, err := readPointer(g, "commondir")
 	b = bytes.TrimRight(b, "\r\n")
@@ -106,27 +106,27 @@ func linkedWorktree(ws, dir string, g *os.Root, deny []string) (GitLayout, error
 // linkedSubmodule checks a submodule's git directory (see resolveLinked).
 func linkedSubmodule(ws, dir string, g *os.Root) (GitLayout, error) {
 	refuse := func(reason string) (GitLayout, error) {
-		return GitLayout{}, &GitDirError{Outside: true, Reason: "the .git file's gitdir is a git directory outside the workspace that " + reason, Target: dir}
+		return GitLayout{}, &GitDirError{Outside: true, Reason: "the .git file's gitdir is outside the workspace and " + reason, Target: dir}
 	}
 	const marker = string(filepath.Separator) + ".git" + string(filepath.Separator) + "modules" + string(filepath.Separator)
 	i := strings.Index(dir, marker)
 	if i <= 0 {
-		return refuse("is neither a linked worktree's (in a repository's .git/worktrees/) nor a submodule's (in a superproject's .git/modules/); the git tools do not use another repository's git directory")
+		return refuse("is another repository's own git directory, neither a linked worktree's (in a repository's .git/worktrees/) nor a submodule's (in a superproject's .git/modules/)")
 	}
 	super := dir[:i]
 	if fi, err := os.Lstat(filepath.Join(super, ".git")); err != nil || !fi.IsDir() || !within(super, ws) {
-		return refuse("is a submodule's of a superproject whose working tree does not hold this workspace")
+		return refuse("is a submodule's git directory of a superproject whose working tree does not hold this workspace")
 	}
 	cfg, err := readConfigFile(g)
 	if err != nil {
-		return refuse("is a submodule's whose config cannot be read: " + err.Error())
+		return refuse("is a submodule's git directory whose config cannot be read: " + err.Error())
 	}
 	wt, ok := coreWorktree(cfg)
 	if !ok {
-		return refuse("is a submodule's whose config sets no core.worktree naming this workspace")
+		return refuse("is a submodule's git directory whose config sets no core.worktree naming this workspace")
 	}
 	if p, err := filepath.EvalSymlinks(joinGitPath(dir, wt)); err != nil || p != ws {
-		return refuse("is a submodule's whose config's core.worktree names another checkout, not this workspace")
+		return refuse("is a submodule's git directory whose config's core.worktree names another checkout, not this workspace")
 	}
 	return GitLayout{Workspace: ws, GitDir: dir, CommonDir: dir, Linked: LinkedSubmodule}, nil
 }

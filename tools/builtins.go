@@ -11,7 +11,7 @@ func builtinList() []Tool {
 		askHuman{},
 		writePlan{}, readPlan{}, readRunLog{}, searchRunLog{},
 		gitInit{}, gitCommit{}, gitBranch{}, gitSetBase{},
-		gitChangesSinceBase{}, gitUncommittedChanges{},
+		gitChangesSinceBase{}, gitUncommittedChanges{}, gitRestore{},
 		fetchURL{}, webSearch{},
 	}
 }

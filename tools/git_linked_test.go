@@ -181,6 +181,11 @@ func checkLinkedTools(t *testing.T, l *linkedRepo, env *Env) {
 	if out := plainGit(t, l.ws, "ls-files"); strings.Contains(out, ".orchestration") || !strings.Contains(out, "new.txt") {
 		t.Errorf("committed files: %s", out)
 	}
+	writeTestFile(t, filepath.Join(l.ws, "a.txt"), "an edit to undo\n")
+	data(t, call(t, env, "git_restore", map[string]any{"paths": []string{"a.txt"}}))
+	if got, _ := os.ReadFile(filepath.Join(l.ws, "a.txt")); string(got) != "two\n" {
+		t.Errorf("git_restore: a.txt is %q", got)
+	}
 	if d := data(t, call(t, env, "git_init", map[string]any{})); d["reinitialized"] != true {
 		t.Errorf("git_init: %v", d)
 	}

@@ -68,7 +68,7 @@ func TestParameterNames(t *testing.T) {
 		"typecheck": "commands,timeoutSeconds", "test": "commands,timeoutSeconds", "ask_human": "question,context,options",
 		"write_plan": "content", "read_plan": "runId", "read_run_log": "offset,limit", "search_run_log": "query,type,limit",
 		"git_init": "", "git_commit": "message", "git_branch": "name", "git_set_base": "commit",
-		"git_changes_since_base": "", "git_uncommitted_changes": "",
+		"git_changes_since_base": "", "git_uncommitted_changes": "", "git_restore": "paths,from",
 		"fetch_url": "url", "web_search": "query,limit",
 	}
 	reg := Builtins()

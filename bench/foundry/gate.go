@@ -28,7 +28,7 @@ const (
 
 var (
 	subprocessTools = []string{"run_shell", "typecheck", "test"}
-	writeTools      = []string{"write_file", "edit_file", "write_plan", "git_init", "git_commit", "git_branch", "git_set_base"}
+	writeTools      = []string{"write_file", "edit_file", "git_restore", "write_plan", "git_init", "git_commit", "git_branch", "git_set_base"}
 	webTools        = []string{"fetch_url", "web_search"}
 )
 

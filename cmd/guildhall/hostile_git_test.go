@@ -89,7 +89,37 @@ func TestHostileGitRepositories(t *testing.T) {
 				h.write(filepath.Join(ws, "a.txt"), "workspace\n", 0o644)
 			},
 			kind:    "permission_denied",
-			message: "the .git file's gitdir is outside the workspace",
+			message: "the .git file's gitdir is outside the workspace and is another repository's own git directory",
+			note:    "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace",
+		},
+		{
+			name: ".git file naming another checkout's linked worktree",
+			plant: func(t *testing.T, h *hostile, ws string) {
+				repo := filepath.Join(h.outside, "repo")
+				h.write(filepath.Join(repo, "README"), "outside repository\n", 0o644)
+				gitRepoIn(t, h, repo, "")
+				hostileGit(t, repo, "worktree", "add", "-q", "-b", "wt", filepath.Join(h.outside, "wt"))
+				h.write(filepath.Join(ws, ".git"), "gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n", 0o644)
+				h.write(filepath.Join(ws, "a.txt"), "workspace\n", 0o644)
+			},
+			kind:    "permission_denied",
+			message: "its gitdir file (the worktree's back-pointer) names another checkout's .git",
+			note:    "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace",
+		},
+		{
+			name: "a worktree of a repository in ~/.ssh",
+			plant: func(t *testing.T, h *hostile, ws string) {
+				repo := filepath.Join(h.home, ".ssh", "keys")
+				h.write(filepath.Join(repo, "README"), "keys\n", 0o644)
+				gitRepoIn(t, h, repo, "")
+				if err := os.Remove(ws); err != nil {
+					t.Fatal(err)
+				}
+				hostileGit(t, repo, "worktree", "add", "-q", "-b", "wt", ws)
+				h.write(filepath.Join(ws, "a.txt"), "two\n", 0o644)
+			},
+			kind:    "permission_denied",
+			message: "a place the git tools never touch",
 			note:    "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace",
 		},
 		{

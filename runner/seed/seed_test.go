@@ -142,6 +142,7 @@ var builtinParams = map[string]paramSpec{
 	"git_set_base":            {props: []string{"commit"}},
 	"git_changes_since_base":  {},
 	"git_uncommitted_changes": {},
+	"git_restore":             {props: []string{"paths", "from"}, required: []string{"paths"}},
 }
 
 // knownTools merges the manifests on disk over builtinParams.
@@ -230,12 +231,20 @@ func TestGuildParsesAndIsComplete(t *testing.T) {
 
 func TestRoleToolSplit(t *testing.T) {
 	g := loadGuild(t)
+	for name, r := range g.Roles {
+		if slices.Contains(r.Tools, "edit_file") && !slices.Contains(r.Tools, "git_restore") {
+			t.Errorf("%s edits files but cannot undo its edits (git_restore)", name)
+		}
+	}
 	writers := []string{"write_file", "edit_file"}
 	gitWrite := []string{"git_init", "git_commit", "git_branch", "git_set_base"}
 	for name, r := range g.Roles {
 		for _, tool := range r.Tools {
 			if slices.Contains(writers, tool) && name != "coder" {
 				t.Errorf("%s holds %s; only the coder writes", name, tool)
+			}
+			if tool == "git_restore" && !slices.Contains(r.Tools, "edit_file") {
+				t.Errorf("%s holds git_restore without edit_file; only a role that edits undoes its edits", name)
 			}
 			if slices.Contains(gitWrite, tool) && name != "orchestrator" {
 				t.Errorf("%s holds %s; only the orchestrator changes the repository", name, tool)
