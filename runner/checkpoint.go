@@ -20,6 +20,9 @@ type Checkpoint struct {
 	// ProviderState is a stateful provider's position (the scripted model).
 	ProviderState json.RawMessage `json:"providerState,omitempty"`
 	WrittenAt     time.Time       `json:"writtenAt"`
+	// Usage is what the run has spent against its budget so far, so that
+	// a resume counts on from it (budget.go).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // checkpoint writes state.json atomically. A failure is recorded, not
@@ -27,6 +30,8 @@ type Checkpoint struct {
 func (r *Run) checkpoint() {
 	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, Stack: r.stack, WrittenAt: r.now().UTC(),
 		Park: r.opts.Park, WriterStarted: r.writerStarted}
+	u := r.budget.usage(r.now())
+	cp.Usage = &u
 	if sp, ok := r.opts.Provider.(Stateful); ok {
 		cp.ProviderState = sp.SaveState()
 	}

@@ -126,6 +126,7 @@ func (r *Run) pausePoint(ctx context.Context) error {
 	if !pending {
 		return nil
 	}
+	defer r.holdWall()()
 	r.checkpoint()
 	r.setStatus(store.StatusPaused)
 	r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusPaused, Reason: "paused by the operator"})

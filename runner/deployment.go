@@ -84,6 +84,9 @@ type ExecutorConfig struct {
 	// '*') that tool subprocesses get beyond the built-in allowlist
 	// (Guildhall addition; see tools.EnvAllowlist).
 	PassEnv []string `json:"passEnv,omitempty"`
+	// Budget ends a run that spends too much (Guildhall addition; see
+	// budget.go).
+	Budget Budget `json:"budget"`
 }
 
 // ContextPolicy is deployment.json's contextPolicy section.
@@ -214,6 +217,7 @@ func DefaultDeployment() *Deployment {
 			InterruptTriggers: &InterruptTriggers{
 				HandlerRole: "loop_detector", EveryToolCalls: 12, EveryTokens: 30000, PlanOwnerRole: "planner",
 			},
+			Budget: budgetDefault(),
 		},
 		ContextPolicy: ContextPolicy{MaxToolOutputChars: 4000},
 		Sandbox:       sandbox.Config{Mode: string(sandbox.WorkspaceWrite), Network: string(sandbox.NetworkOff)},
@@ -232,6 +236,7 @@ var deploymentShape = shape{
 		"interruptTriggers": shape{"handlerRole": nil, "everyToolCalls": nil, "everyTokens": nil, "planOwnerRole": nil},
 		"providerHealth":    shape{"retries": nil, "suspendAfter": nil, "probeSeconds": nil, "autoResume": nil, "requestTimeoutSeconds": nil},
 		"passEnv":           nil,
+		"budget":            shape{"maxToolCalls": nil, "maxTokens": nil, "maxWallSeconds": nil},
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
 	"logging":       shape{"level": nil},
@@ -409,6 +414,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 			c.errorf(pos, "executor.passEnv[%d] %q: Guildhall's own variables and the provider keys never reach a tool", i, name)
 		}
 	}
+	checkBudgetValues(c, at, e.Budget)
 	if d.ContextPolicy.MaxToolOutputChars < 1 {
 		c.errorf(at("contextPolicy", "maxToolOutputChars"), "contextPolicy.maxToolOutputChars must be at least 1")
 	}

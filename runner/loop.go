@@ -40,6 +40,9 @@ func (r *Run) runFrame(ctx context.Context, f *Frame) (event.Card, error) {
 			r.checkpoint()
 		}
 		_ = r.log.Sync()
+		if err := r.budgetPoint(""); err != nil {
+			return event.Card{}, err
+		}
 		if card, done := r.drainMarks(f); done {
 			return card, nil
 		}
@@ -110,6 +113,9 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 			f.History = append(f.History, provider.Message{Role: "tool", Content: content, ToolCallID: call.ID, ToolName: call.Name})
 			p.Next++
 			continue
+		}
+		if err := r.budgetPoint(call.Name); err != nil {
+			return event.Card{}, false, err
 		}
 		switch call.Name {
 		case "finish":

@@ -83,7 +83,7 @@ func Resumable(ws store.Workspace, id string, g *Guild) error {
 	if err != nil {
 		return err
 	}
-	if store.Terminal(meta.Status) {
+	if store.Terminal(meta.Status) && !BudgetStopped(meta) {
 		return fmt.Errorf("run %s is %s; only an unfinished run can be resumed", id, meta.Status)
 	}
 	return nil
@@ -110,7 +110,7 @@ func Resume(opts Options, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if store.Terminal(meta.Status) {
+	if store.Terminal(meta.Status) && !BudgetStopped(meta) {
 		return nil, fmt.Errorf("run %s is %s; only an unfinished run can be resumed", id, meta.Status)
 	}
 	opts.Task, opts.Effort, opts.LogLevel, opts.ContinuesFrom = meta.Task, meta.Effort, meta.LogLevel, meta.ContinuesFrom
@@ -128,7 +128,9 @@ func Resume(opts Options, id string) (*Run, error) {
 	opts.Park = opts.Park || cp.Park
 	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Resolved{}, meta: meta,
 		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, writerStarted: cp.WriterStarted}
+	reopenBudgetStopped(r.meta)
 	r.meta.Status, r.meta.PID, r.meta.Suspension = store.StatusRunning, os.Getpid(), nil
+	r.budget.resume(cp.Usage)
 	if err := r.open(); err != nil {
 		return nil, err
 	}

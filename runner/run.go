@@ -173,6 +173,8 @@ type Run struct {
 	failing    failStreak
 	unanswered *provider.Unanswered
 	halt       event.Card
+	// budget counts what the run spent against its limits (budget.go).
+	budget budgetState
 }
 
 // ID is the run id.
@@ -395,6 +397,9 @@ func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 }
 
 func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
+	if b, ok := asBudgetStop(err); ok {
+		return r.concludeBudget(b)
+	}
 	if errors.Is(err, errEndpoint) && r.loggedStart != nil {
 		// A resumed run keeps its checkpoint: the work in it is worth more
 		// than a setup problem of this process.
@@ -505,6 +510,7 @@ func (r *Run) emit(typ event.Type, payload any) event.Event {
 		r.logErr = fmt.Errorf("write run log: %w", err)
 	}
 	r.opts.Bus.Publish(e)
+	r.budget.note(typ, payload)
 	if typ == event.LLMCall {
 		r.startSummaryOnce() // the first model reply starts the task-only summary
 	}

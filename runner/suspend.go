@@ -55,6 +55,7 @@ func (r *Run) ResumeFromSuspension() bool {
 // when the provider answers again (and, without auto-resume, the operator
 // said so) or errStopped when the run is stopped meanwhile.
 func (r *Run) suspend(ctx context.Context, category string) error {
+	defer r.holdWall()()
 	_, every, auto := r.healthSettings()
 	now := r.now().UTC()
 	copyText := suspensionCopy(category)

@@ -42,6 +42,7 @@ type commonFlags struct {
 	// explicit --guild.
 	recordedGuild string
 	sandbox       sandboxFlags
+	budget        budgetFlags
 	// ownsProcess is true when the command is the whole process (main),
 	// not a test calling it in-process.
 	ownsProcess bool
@@ -61,6 +62,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
 	fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
 	c.sandbox.register(fs)
+	c.budget.register(fs)
 }
 
 // setup is everything a run needs, resolved from flags, files and the
@@ -359,6 +361,9 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 	set(&d.Model.Provider, "model.provider", "provider", c.provider, "GUILDHALL_PROVIDER")
 	set(&d.Model.APIBase, "model.apiBase", "base-url", c.baseURL, "GUILDHALL_BASE_URL")
 	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL")
+	if err := c.budget.apply(d); err != nil {
+		return err
+	}
 	switch d.Model.Provider {
 	case "", "openai":
 		d.Model.Provider = "openai"

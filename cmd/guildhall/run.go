@@ -298,9 +298,10 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 		}
 		return endpointError(u, id)
 	}
-	if c := outcome.Card; outcome.Status == store.StatusError && c != nil && c.Error != nil && c.Error.Kind == "llm_unavailable" {
+	if c := outcome.Card; outcome.Status == store.StatusError && c != nil && c.Error != nil && (c.Error.Kind == "llm_unavailable" || c.Error.Kind == runner.BudgetErrorKind) {
 		// The platform's own account of the endpoint (how often it
-		// failed, what to do): the run lines cut it short.
+		// failed, what to do) or of the budget (which limit, how to go
+		// on): the run lines cut it short.
 		return &exitCodeError{code: exitError, err: fmt.Errorf("run %s: %s", outcome.RunID, c.Error.Message)}
 	}
 	return outcomeError(outcome)
