@@ -35,11 +35,12 @@ type Budget struct {
 	MaxWallSeconds int `json:"maxWallSeconds"`
 }
 
-// The default budget: generous for a real task, a stop for a loop.
-const (
-	DefaultMaxToolCalls   = 2000
-	DefaultMaxWallSeconds = 4 * 60 * 60
-)
+// DefaultMaxToolCalls is the one limit on by default: generous for a real
+// task, a stop for a loop, and the same on fast and slow hardware. Time
+// and tokens are off unless set: how long a healthy run takes depends on
+// the machine and the model, and what tokens cost on the endpoint
+// (docs/operations.md, "Budgets").
+const DefaultMaxToolCalls = 2000
 
 // BudgetErrorKind is the error kind of a run its budget ended.
 const BudgetErrorKind = "budget_exceeded"
@@ -266,5 +267,5 @@ func checkBudgetValues(c *checker, at func(path ...string) int64, b Budget) {
 
 // budgetDefault is the deployment's budget when nothing sets one.
 func budgetDefault() Budget {
-	return Budget{MaxToolCalls: DefaultMaxToolCalls, MaxWallSeconds: DefaultMaxWallSeconds}
+	return Budget{MaxToolCalls: DefaultMaxToolCalls}
 }

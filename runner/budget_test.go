@@ -186,14 +186,14 @@ func TestBudgetWallHoldsPauses(t *testing.T) {
 // TestBudgetDeploymentValues: the defaults, a file's 0 (no limit), and a
 // negative value refused at its position.
 func TestBudgetDeploymentValues(t *testing.T) {
-	if b := DefaultDeployment().Executor.Budget; b != (Budget{MaxToolCalls: 2000, MaxWallSeconds: 14400}) {
+	if b := DefaultDeployment().Executor.Budget; b != (Budget{MaxToolCalls: 2000}) {
 		t.Errorf("defaults %+v", b)
 	}
 	d, err := ParseDeployment("d.json", []byte(`{"executor": {"budget": {"maxToolCalls": 0, "maxTokens": 500000}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := d.Executor.Budget; b != (Budget{MaxTokens: 500000, MaxWallSeconds: 14400}) || d.Origin("executor.budget.maxTokens") != "d.json" {
+	if b := d.Executor.Budget; b != (Budget{MaxTokens: 500000}) || d.Origin("executor.budget.maxTokens") != "d.json" {
 		t.Errorf("from a file: %+v", b)
 	}
 	_, err = ParseDeployment("d.json", []byte("{\"executor\": {\"budget\": {\n  \"maxWallSeconds\": -1}}}"))

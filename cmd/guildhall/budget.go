@@ -20,7 +20,7 @@ type budgetFlags struct {
 }
 
 func (f *budgetFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.wall, "max-wall", "", "end a run once it has worked this long, e.g. 90m or 8h; 0 for no limit (default: executor.budget.maxWallSeconds, else 4h)")
+	fs.StringVar(&f.wall, "max-wall", "", "end a run once it has worked this long, e.g. 90m or 8h; 0 for no limit (default: executor.budget.maxWallSeconds, else no limit)")
 	fs.StringVar(&f.tokens, "max-tokens", "", "end a run once its model calls have used this many prompt+completion tokens; 0 for no limit (default: executor.budget.maxTokens, else no limit)")
 	fs.StringVar(&f.toolCalls, "max-tool-calls", "", "end a run after this many tool calls; 0 for no limit (default: executor.budget.maxToolCalls, else 2000)")
 }
