@@ -903,10 +903,10 @@ func (m *Model) keyHistory(key string) (tea.Cmd, bool) {
 		}
 	case "r":
 		// Resume a run that stopped before finishing (crash, signal,
-		// suspension) from its checkpoint.
+		// suspension, a spent budget) from its checkpoint.
 		if h.sel < len(h.rows) {
 			row := h.rows[h.sel]
-			if row.meta == nil || store.Terminal(row.meta.Status) {
+			if row.meta == nil || store.Terminal(row.meta.Status) && !runner.BudgetStopped(row.meta) {
 				m.notice = "Only an unfinished run can be resumed."
 				return nil, true
 			}
