@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -97,7 +96,7 @@ func TestBudgetToolCallsStopMidTurnAndResume(t *testing.T) {
 
 	// The totals survive: 3 used, a limit of 5 lets two more calls run.
 	h.opts.Deployment.Executor.Budget.MaxToolCalls = 5
-	out2, evs2 := resumeBudget(t, h, out.RunID)
+	out2, evs2 := resumeRun(t, h, out.RunID, budgetScript())
 	if out2.Card == nil || out2.Card.Error == nil || !strings.Contains(out2.Card.Error.Message, "made 5 tool calls") {
 		t.Fatalf("second stop: %+v", out2.Card)
 	}
@@ -105,7 +104,7 @@ func TestBudgetToolCallsStopMidTurnAndResume(t *testing.T) {
 		t.Errorf("reads after the first resume: %s", got)
 	}
 	h.opts.Deployment.Executor.Budget.MaxToolCalls = 0
-	out3, evs3 := resumeBudget(t, h, out.RunID)
+	out3, evs3 := resumeRun(t, h, out.RunID, budgetScript())
 	if out3.Status != store.StatusSuccess {
 		t.Fatalf("final outcome %+v", out3)
 	}
@@ -116,24 +115,6 @@ func TestBudgetToolCallsStopMidTurnAndResume(t *testing.T) {
 	if m.Status != store.StatusSuccess || m.Error != nil || m.Result == nil || m.Result.Summary != "all read" {
 		t.Errorf("the finished run's meta: %+v", m)
 	}
-}
-
-func resumeBudget(t *testing.T, h *harness, id string) (Outcome, []event.Event) {
-	t.Helper()
-	opts := h.opts
-	opts.Provider = provider.NewScripted(&provider.Script{Roles: budgetScript()}, 0)
-	opts.Bus, opts.Broker = nil, nil
-	r, err := Resume(opts, id)
-	if err != nil {
-		t.Fatalf("resume: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	out, err := r.ExecuteResumed(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, readEvents(t, testWS(h.dir), id)
 }
 
 // TestBudgetTokens: each model call reports 110 tokens; a limit of 250 is

@@ -23,12 +23,7 @@ import (
 
 // budgetGuild is a one-role guild that lists folders and finishes.
 func budgetGuild(t *testing.T, h *hostile) string {
-	t.Helper()
-	dir := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(dir, "prompts", "o.md"), "Look around.\n", 0o644)
-	h.write(filepath.Join(dir, "guild.json"), `{"entryRole": "orchestrator", "roles": {"orchestrator": {
-		"systemPrompt": "prompts/o.md", "tools": ["list_directory", "finish"]}}}`, 0o644)
-	return dir
+	return oneRoleGuild(t, h, "[role:orchestrator] Look around.", "list_directory", "finish")
 }
 
 // rawScript writes a scripted conversation given as JSON.
@@ -142,11 +137,7 @@ func TestBudgetMaxWallStopsASlowModel(t *testing.T) {
 		f.Config.Handler.ServeHTTP(w, r)
 	}))
 	defer slow.Close()
-	guild := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(guild, "prompts", "o.md"), "[role:orchestrator] Look around.\n", 0o644)
-	h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "orchestrator", "roles": {"orchestrator": {
-		"systemPrompt": "prompts/o.md", "tools": ["list_directory", "finish"]}}}`, 0o644)
-	common := []string{"--workspace", ws, "--guild", guild, "--provider", "openai", "--base-url", slow.URL + "/v1", "--model", "fake-model", "--no-input"}
+	common := []string{"--workspace", ws, "--guild", budgetGuild(t, h), "--provider", "openai", "--base-url", slow.URL + "/v1", "--model", "fake-model", "--no-input"}
 	res := h.run(ws, 0, append(append([]string{"run"}, common...), "--max-wall", "1s", "Look around")...)
 	if res.code != 1 {
 		t.Fatalf("want exit 1, got %s", res)

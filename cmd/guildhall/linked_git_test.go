@@ -18,17 +18,25 @@ import (
 	"github.com/guildhall/guildhall/runner/event"
 )
 
-// linkedGuild is a one-role guild holding every git tool, write_file and
-// run_shell.
-func linkedGuild(t *testing.T, h *hostile) string {
+// oneRoleGuild writes, outside the workspace, a guild whose one role,
+// orchestrator, has prompt and holds tools.
+func oneRoleGuild(t *testing.T, h *hostile, prompt string, tools ...string) string {
 	t.Helper()
 	dir := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(dir, "prompts", "o.md"), "Checkpoint the work.\n", 0o644)
-	h.write(filepath.Join(dir, "guild.json"), `{"entryRole": "orchestrator", "roles": {"orchestrator": {
-		"systemPrompt": "prompts/o.md",
-		"tools": ["git_init", "git_set_base", "git_branch", "git_commit", "git_uncommitted_changes",
-		          "git_changes_since_base", "git_restore", "write_file", "run_shell", "finish"]}}}`, 0o644)
+	h.write(filepath.Join(dir, "prompts", "o.md"), prompt+"\n", 0o644)
+	b, err := json.Marshal(map[string]any{"entryRole": "orchestrator", "roles": map[string]any{
+		"orchestrator": map[string]any{"systemPrompt": "prompts/o.md", "tools": tools}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.write(filepath.Join(dir, "guild.json"), string(b), 0o644)
 	return dir
+}
+
+// linkedGuild holds every git tool, write_file and run_shell.
+func linkedGuild(t *testing.T, h *hostile) string {
+	return oneRoleGuild(t, h, "Checkpoint the work.", "git_init", "git_set_base", "git_branch", "git_commit",
+		"git_uncommitted_changes", "git_changes_since_base", "git_restore", "write_file", "run_shell", "finish")
 }
 
 func TestLinkedCheckoutsEndToEnd(t *testing.T) {
