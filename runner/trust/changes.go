@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/guildhall/guildhall/runner"
@@ -107,7 +108,7 @@ func deploymentChanges(file string, base, d *runner.Deployment) []Change {
 		if old != now {
 			text += " (now " + old + ")"
 		}
-		out = append(out, Change{Text: text, Warn: weakening(p)})
+		out = append(out, Change{Text: text, Warn: weakening(p) || raisesBudget(p, old, now)})
 	}
 	return out
 }
@@ -148,6 +149,22 @@ func weakening(path string) bool {
 		return true
 	}
 	return strings.HasPrefix(path, "sandbox.")
+}
+
+// raisesBudget reports whether a change to one of executor.budget's
+// limits lets a run go on longer: a limit lifted (0 is none) or raised.
+// An unattended run's budget is what stops a loop an injection started, so
+// a workspace lifting it is a warning; lowering it is not.
+func raisesBudget(path, old, now string) bool {
+	if !strings.HasPrefix(path, "executor.budget.") {
+		return false
+	}
+	o, oerr := strconv.Atoi(old)
+	n, nerr := strconv.Atoi(now)
+	if oerr != nil || nerr != nil {
+		return true // not numbers: nothing shows it is not a loosening
+	}
+	return o != 0 && (n == 0 || n > o)
 }
 
 func asTree(d *runner.Deployment) map[string]any {

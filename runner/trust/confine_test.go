@@ -156,3 +156,27 @@ func TestWorkspaceSearchEndpointWarns(t *testing.T) {
 }
 
 func jsonQ(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+// A workspace that lifts or raises the run's budget is warned of, since
+// the budget is what stops a loop an injection started; one that lowers it
+// is not.
+func TestWorkspaceRaisingTheBudgetWarns(t *testing.T) {
+	for _, tc := range []struct {
+		budget string
+		warn   bool
+	}{
+		{`{"maxToolCalls": 0}`, true},
+		{`{"maxToolCalls": 100000}`, true},
+		{`{"maxToolCalls": 50}`, false},
+		{`{"maxTokens": 1000000}`, false},
+	} {
+		f, _ := discoverIn(t, map[string]string{"deployment.json": `{"executor": {"budget": ` + tc.budget + `}}`}, nil)
+		all, warned := changeText(f, nil)
+		if !strings.Contains(all, "executor.budget.") {
+			t.Fatalf("%s: the change is not listed:\n%s", tc.budget, all)
+		}
+		if got := strings.Contains(warned, "executor.budget."); got != tc.warn {
+			t.Errorf("%s: warned %v, want %v:\n%s", tc.budget, got, tc.warn, all)
+		}
+	}
+}
