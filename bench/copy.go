@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 )
@@ -23,10 +22,27 @@ var benchOnly = map[string]bool{EvalFile: true, ScriptFile: true}
 // CopyWorkspace copies a benchmark's folder to dst (which must not exist)
 // without its eval.json and script.json, and without any .orchestration
 // records it carries. It reads through an os.Root on the benchmark, so no
-// link leads the copy outside it: a symbolic link is copied as a link
-// only when its target stays inside the benchmark, and anything but
-// folders, regular files and such links is refused.
+// link leads the copy outside it, and anything but folders, regular files
+// and symbolic links is refused. Links are copied as links; once every
+// one is in the copy, each is resolved whole (through the links it
+// passes), and a copy with a link that leads outside it is refused.
 func CopyWorkspace(src, dst string) error {
+	if err := copyTree(src, dst); err != nil {
+		return err
+	}
+	if err := checkLinks(dst, nil); err != nil {
+		return fmt.Errorf("benchmark %s: %w", src, err)
+	}
+	return nil
+}
+
+// notCopied reports a top-level entry of a benchmark that never reaches
+// its workspace.
+func notCopied(name string) bool {
+	return benchOnly[name] || strings.EqualFold(name, ".orchestration")
+}
+
+func copyTree(src, dst string) error {
 	root, err := os.OpenRoot(src)
 	if err != nil {
 		return fmt.Errorf("benchmark %s: %w", src, err)
@@ -46,7 +62,7 @@ func CopyWorkspace(src, dst string) error {
 		if p == "." {
 			return nil
 		}
-		if !strings.Contains(p, "/") && (benchOnly[p] || strings.EqualFold(p, ".orchestration")) {
+		if !strings.Contains(p, "/") && notCopied(p) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -68,14 +84,16 @@ func CopyWorkspace(src, dst string) error {
 	})
 }
 
+// copyLink copies a link as a link. An absolute target is refused at
+// once; where a relative one leads depends on the links it passes through,
+// so the whole copy is resolved once every link is in it (checkLinks).
 func copyLink(root *os.Root, p, out string) error {
 	target, err := root.Readlink(p)
 	if err != nil {
 		return err
 	}
-	resolved := path.Join(path.Dir(p), filepath.ToSlash(target))
-	if filepath.IsAbs(target) || resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return fmt.Errorf("%s is a link out of the benchmark (%s); a benchmark's workspace must be self-contained", p, target)
+	if filepath.IsAbs(target) {
+		return fmt.Errorf("%s is a link out of the benchmark (%s -> %s); a benchmark's workspace must be self-contained", p, p, target)
 	}
 	return os.Symlink(target, out)
 }

@@ -182,6 +182,11 @@ func LoadBenchmark(dir string) (Benchmark, error) {
 	if err != nil {
 		return Benchmark{}, fmt.Errorf("%s: %w", file, err)
 	}
+	// The copy is checked again (CopyWorkspace); this refuses the suite
+	// before anything runs.
+	if err := checkLinks(dir, notCopied); err != nil {
+		return Benchmark{}, fmt.Errorf("benchmark %s: %w", dir, err)
+	}
 	return Benchmark{Name: name, Dir: dir, Eval: e}, nil
 }
 
