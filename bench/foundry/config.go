@@ -1,9 +1,9 @@
 // Package foundry improves a guild on a benchmark suite and refuses
 // changes that weaken isolation. Diff compares two guild configurations
 // role by role; Gate lists the weakenings among those changes (a role
-// gaining command or write tools, a read-only role gaining writes, the
+// gaining command, write or MCP tools, a read-only role gaining writes, the
 // projectDocs framing or an injection-resistance clause removed, the
-// sandbox loosened, egress widened) and which of them the operator has
+// sandbox or an MCP server's sandbox loosened, egress widened) and which of them the operator has
 // acknowledged; Loop runs the original design's optimisation cycle with an
 // optimiser model, each cycle a run record of its own.
 package foundry
@@ -55,7 +55,12 @@ func Load(dir string) (*Config, error) {
 	}
 	defer root.Close()
 	var dep *runner.Deployment
-	depFile := filepath.Join(filepath.Dir(filepath.Clean(dir)), "deployment.json")
+	// Absolute first: the parent of "." taken as written is "." itself.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("guild %s: %w", dir, err)
+	}
+	depFile := filepath.Join(filepath.Dir(abs), "deployment.json")
 	if data, err := os.ReadFile(depFile); err == nil {
 		if dep, err = runner.ParseDeploymentOnto(nil, depFile, data); err != nil {
 			return nil, err

@@ -181,7 +181,7 @@ func deploymentChanges(o, n *runner.Deployment) []string {
 	add("sandbox.writable", sorted(o.Sandbox.Writable), sorted(n.Sandbox.Writable))
 	add("executor.passEnv", sorted(o.Executor.PassEnv), sorted(n.Executor.PassEnv))
 	add("webSearch.provider", orNone(o.WebSearch.Provider), orNone(n.WebSearch.Provider))
-	return out
+	return append(out, mcpChanges(o, n)...)
 }
 
 func modeOf(m string) string {
@@ -227,6 +227,9 @@ func (d *Diff) WriteText(w io.Writer) {
 		}
 		if !r.Added && len(r.ToolsAdded) > 0 {
 			p("  tools added: %s", strings.Join(r.ToolsAdded, ", "))
+		}
+		if mcp := mcpGrants(r.ToolsAdded); len(mcp) > 0 {
+			p("  ! MCP tools granted: %s (they do whatever their server does)", strings.Join(mcp, ", "))
 		}
 		if !r.Removed && len(r.ToolsRemoved) > 0 {
 			p("  tools removed: %s", strings.Join(r.ToolsRemoved, ", "))
@@ -309,6 +312,17 @@ func lineDiff(a, b string) []string {
 		}
 		if near {
 			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// mcpGrants are the MCP grants (server.tool, server.*) among tools.
+func mcpGrants(tools []string) []string {
+	var out []string
+	for _, t := range tools {
+		if isMCPGrant(t) {
+			out = append(out, t)
 		}
 	}
 	return out

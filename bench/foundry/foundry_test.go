@@ -136,8 +136,18 @@ func TestGateOneFixturePerWeakening(t *testing.T) {
 	}
 }
 
+// ackFile is AckFile(dir), which must not fail.
+func ackFile(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := AckFile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func TestGateAcknowledgements(t *testing.T) {
-	dir := t.TempDir()
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	guild := filepath.Join(dir, "candidate")
 	files := baseFiles()
 	setTools(files, "reviewer", "read_file", "run_shell", "finish")
@@ -154,31 +164,31 @@ func TestGateAcknowledgements(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(guild, "candidate.gate-ack.json"), []byte(`{"acknowledged": [{"id": "read-only-gains-writes:reviewer:run_shell", "reason": "x"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	acks, err := ReadAck(AckFile(guild))
+	acks, err := ReadAck(ackFile(t, guild))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := Gate(old, newCfg, acks); ok {
 		t.Fatal("a weakening passed without an acknowledgement beside the guild")
 	}
-	if AckFile(guild) != filepath.Join(dir, "candidate.gate-ack.json") {
-		t.Errorf("AckFile = %s", AckFile(guild))
+	if ackFile(t, guild) != filepath.Join(dir, "candidate.gate-ack.json") {
+		t.Errorf("AckFile = %s", ackFile(t, guild))
 	}
 	for doc, want := range map[string]string{
 		`{"acknowledged": [{"id": "read-only-gains-writes:reviewer:run_shell"}]}`:                         "needs an id and a reason",
 		`{"acknowledged": [{"id": "read-only-gains-writes:reviewer:run_shell", "reason": "ok"}], "x": 1}`: "unknown field",
 	} {
-		if err := os.WriteFile(AckFile(guild), []byte(doc), 0o644); err != nil {
+		if err := os.WriteFile(ackFile(t, guild), []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadAck(AckFile(guild)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ReadAck(ackFile(t, guild)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ack %s: %v", doc, err)
 		}
 	}
-	if err := os.WriteFile(AckFile(guild), []byte(`{"acknowledged": [{"id": "read-only-gains-writes:reviewer:run_shell", "reason": "the reviewer runs the linter"}]}`), 0o644); err != nil {
+	if err := os.WriteFile(ackFile(t, guild), []byte(`{"acknowledged": [{"id": "read-only-gains-writes:reviewer:run_shell", "reason": "the reviewer runs the linter"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	acks, err = ReadAck(AckFile(guild))
+	acks, err = ReadAck(ackFile(t, guild))
 	if err != nil {
 		t.Fatal(err)
 	}

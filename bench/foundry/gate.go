@@ -24,6 +24,7 @@ const (
 	InjectionClause     = "injection-clause-removed" // a prompt lost a line that resists injection
 	SandboxLoosened     = "sandbox-loosened"
 	EgressWidened       = "egress-widened"
+	MCPTool             = "mcp-tool" // a role gains an MCP server's tools
 )
 
 var (
@@ -51,7 +52,7 @@ func Weakenings(old, new *Config) []Weakening {
 	var out []Weakening
 	guildWrites := false
 	for _, r := range new.Guild.Roles {
-		guildWrites = guildWrites || grantsAny(r, writeTools) || grantsAny(r, subprocessTools)
+		guildWrites = guildWrites || writes(r)
 	}
 	for _, name := range new.Guild.RoleNames() {
 		nr, or := new.Guild.Roles[name], old.Guild.Roles[name]
@@ -59,15 +60,20 @@ func Weakenings(old, new *Config) []Weakening {
 		if or != nil {
 			gained = setDiff(nr.Tools, or.Tools)
 		}
-		readOnly := or != nil && !grantsAny(or, writeTools) && !grantsAny(or, subprocessTools) && !(or.Grants("agent") && guildWrites)
+		readOnly := or != nil && !writes(or) && !(or.Grants("agent") && guildWrites)
 		for _, t := range sorted(gained) {
 			switch {
-			case readOnly && (slices.Contains(writeTools, t) || slices.Contains(subprocessTools, t) || (t == "agent" && guildWrites)):
+			case readOnly && (slices.Contains(writeTools, t) || slices.Contains(subprocessTools, t) || (t == "agent" && guildWrites) || isMCPGrant(t)):
 				why := "can now write with " + t
-				if t == "agent" {
+				switch {
+				case t == "agent":
 					why = "can now delegate to roles that write, with agent"
+				case isMCPGrant(t):
+					why = "can now call the MCP tools " + t + ", which do whatever their server does"
 				}
 				out = append(out, weak(ReadOnlyGainsWrites, name, t, fmt.Sprintf("role %s held no write or command tool and %s", name, why)))
+			case isMCPGrant(t):
+				out = append(out, weak(MCPTool, name, t, fmt.Sprintf("role %s gains the MCP tools %s, which do whatever their server does", name, t)))
 			case slices.Contains(subprocessTools, t):
 				out = append(out, weak(SubprocessTool, name, t, fmt.Sprintf("role %s gains %s, which runs commands", name, t)))
 			case slices.Contains(writeTools, t):
@@ -91,8 +97,7 @@ func Weakenings(old, new *Config) []Weakening {
 
 func deploymentWeakenings(o, n *runner.Deployment) []Weakening {
 	var out []Weakening
-	rank := map[string]int{"read-only": 0, "workspace-write": 1, "none": 2}
-	if om, nm := modeOf(o.Sandbox.Mode), modeOf(n.Sandbox.Mode); rank[nm] > rank[om] {
+	if om, nm := modeOf(o.Sandbox.Mode), modeOf(n.Sandbox.Mode); modeRank[nm] > modeRank[om] {
 		out = append(out, weak(SandboxLoosened, "sandbox", "mode", fmt.Sprintf("sandbox.mode %s → %s", om, nm)))
 	}
 	for _, w := range setDiff(n.Sandbox.Writable, o.Sandbox.Writable) {
@@ -113,7 +118,7 @@ func deploymentWeakenings(o, n *runner.Deployment) []Weakening {
 	if o.WebSearch.Provider == "" && n.WebSearch.Provider != "" {
 		out = append(out, weak(EgressWidened, "webSearch", n.WebSearch.Provider, "webSearch sends queries to "+n.WebSearch.Provider))
 	}
-	return out
+	return append(out, mcpWeakenings(o, n)...)
 }
 
 // covered reports whether an old allowlist already allowed host pattern
@@ -140,6 +145,16 @@ func clauseKey(c string) string {
 	return strings.Join(words, "-")
 }
 
+// writes reports whether a role can change anything: a write or command
+// tool, or an MCP server's tools (which may do either).
+func writes(r *runner.Role) bool {
+	return grantsAny(r, writeTools) || grantsAny(r, subprocessTools) || len(r.MCPGrants()) > 0
+}
+
+// isMCPGrant reports whether a tool name grants MCP tools: server.tool or
+// server.*.
+func isMCPGrant(t string) bool { return strings.Contains(t, ".") }
+
 func grantsAny(r *runner.Role, tools []string) bool {
 	for _, t := range tools {
 		if r.Grants(t) {
@@ -160,10 +175,38 @@ type Ack struct {
 
 // AckFile is where the acknowledgements of a guild folder live: beside
 // it, never inside it, so that a change to the guild (one the Foundry
-// proposes) cannot acknowledge itself.
-func AckFile(guildDir string) string {
-	clean := filepath.Clean(guildDir)
-	return filepath.Join(filepath.Dir(clean), filepath.Base(clean)+".gate-ack.json")
+// proposes) cannot acknowledge itself. The folder is made absolute and
+// its links resolved first: the parent of "." or "./" taken as written is
+// "." itself, and a folder named through a link to its own parent would
+// hold the file it names.
+func AckFile(guildDir string) (string, error) {
+	dir, err := realDir(guildDir)
+	if err != nil {
+		return "", fmt.Errorf("guild %s: %w", guildDir, err)
+	}
+	if filepath.Dir(dir) == dir {
+		return "", fmt.Errorf("guild %s is the root folder: its acknowledgements would have nowhere to live beside it", guildDir)
+	}
+	return filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".gate-ack.json"), nil
+}
+
+// realDir is dir absolute and clean with its links resolved; a folder that
+// does not exist yet (a promotion's new target) is its resolved parent
+// joined with its name.
+func realDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		parent, perr := filepath.EvalSymlinks(filepath.Dir(abs))
+		if perr != nil {
+			return abs, nil
+		}
+		return filepath.Join(parent, filepath.Base(abs)), nil
+	}
+	return real, err
 }
 
 // ReadAck reads an acknowledgement file; a missing one acknowledges

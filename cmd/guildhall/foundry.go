@@ -66,11 +66,13 @@ func newFoundryGateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate OLD NEW",
 		Short: "Exit non-zero when NEW weakens isolation and the weakening is not acknowledged",
-		Long: `List every weakening NEW brings over OLD: a role gaining a command or write
-tool, a read-only role gaining writes, projectDocs framing or an
-injection-resistance clause removed, the sandbox loosened, egress widened.
-Each must be acknowledged in the file beside NEW (NEW.gate-ack.json, never
-inside the guild folder) as {"acknowledged": [{"id": "…", "reason": "…"}]}.
+		Long: `List every weakening NEW brings over OLD: a role gaining a command, write or
+MCP tool, a read-only role gaining writes, projectDocs framing or an
+injection-resistance clause removed, the sandbox loosened (an MCP server's
+too), egress widened. Each must be acknowledged in the file beside NEW
+(NEW.gate-ack.json beside the folder NEW names once made absolute and its
+links resolved, never inside it) as
+{"acknowledged": [{"id": "…", "reason": "…"}]}.
 Exit status 0 when none is unacknowledged, 1 otherwise, 2 for usage errors.`,
 		Args: args{min: 2, max: 2, what: "two guild folders (or seed)", example: "guildhall foundry gate seed ./guild"}.validate,
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -80,7 +82,9 @@ Exit status 0 when none is unacknowledged, 1 otherwise, 2 for usage errors.`,
 			}
 			file := ackFile
 			if file == "" {
-				file = foundry.AckFile(a[1])
+				if file, err = foundry.AckFile(a[1]); err != nil {
+					return usageErr(err)
+				}
 			}
 			acks, err := foundry.ReadAck(file)
 			if err != nil {
@@ -307,6 +311,10 @@ func promote(cmd *cobra.Command, ws, id, to string, yes bool) error {
 	if to == "seed" || to == "" {
 		return usageErr(fmt.Errorf("the session improved the seed guild; say where to write the new one with --to DIR"))
 	}
+	// The guild written over is the one judged: a folder holding guild/
+	// is that guild/ (as Load reads it). A target that holds no guild yet
+	// is judged against the session's base, and nothing is backed up.
+	target, replacing := to, true
 	cur, err := foundry.Load(to)
 	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(to, "guild.json")); !os.IsNotExist(statErr) {
@@ -315,6 +323,9 @@ func promote(cmd *cobra.Command, ws, id, to string, yes bool) error {
 		if cur, err = foundry.Load(rep.Base); err != nil {
 			return usageErr(err)
 		}
+		replacing = false
+	} else {
+		target = cur.Name
 	}
 	best, err := foundry.Load(rep.Best)
 	if err != nil {
@@ -322,26 +333,50 @@ func promote(cmd *cobra.Command, ws, id, to string, yes bool) error {
 	}
 	out := cmd.OutOrStdout()
 	foundry.Compare(cur, best).WriteText(out)
-	acks, err := foundry.ReadAck(foundry.AckFile(to))
+	ackFile, err := foundry.AckFile(to)
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := printGate(out, cur, best, acks, foundry.AckFile(to)); err != nil {
+	acks, err := foundry.ReadAck(ackFile)
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := printGate(out, cur, best, acks, ackFile); err != nil {
 		return err
 	}
-	if !yes && !confirm(cmd, fmt.Sprintf("Write this guild over %s? [y/N] ", to)) {
+	if !yes && !confirm(cmd, fmt.Sprintf("Write this guild over %s? [y/N] ", target)) {
 		return &exitCodeError{code: exitError, err: fmt.Errorf("not promoted")}
 	}
-	if cur.Name == to {
-		if err := foundry.WriteFiles(filepath.Join(dir, "previous-guild"), cur.Files); err != nil {
-			return &exitCodeError{code: exitError, err: err}
+	backup := freshBackup(dir)
+	if replacing {
+		if err := foundry.WriteFiles(backup, cur.Files); err != nil {
+			return &exitCodeError{code: exitError, err: fmt.Errorf("back up %s: %w", target, err)}
 		}
 	}
-	if err := foundry.WriteFiles(to, best.Files); err != nil {
+	if err := foundry.WriteFiles(target, best.Files); err != nil {
 		return &exitCodeError{code: exitError, err: err}
 	}
-	fmt.Fprintf(out, "promoted %s to %s (the previous guild is in %s)\n", render.SanitizeLine(rep.Best), render.SanitizeLine(to), render.SanitizeLine(filepath.Join(dir, "previous-guild")))
+	if replacing {
+		fmt.Fprintf(out, "promoted %s to %s (the previous guild is in %s)\n", render.SanitizeLine(rep.Best), render.SanitizeLine(target), render.SanitizeLine(backup))
+	} else {
+		fmt.Fprintf(out, "promoted %s to %s (a new guild folder: nothing was replaced, so nothing was backed up)\n", render.SanitizeLine(rep.Best), render.SanitizeLine(target))
+	}
 	return nil
+}
+
+// freshBackup names the session's first unused backup folder
+// (previous-guild, then previous-guild-2, …): a second promotion from
+// the same session keeps the first one's backup of the original guild.
+func freshBackup(session string) string {
+	for n := 1; ; n++ {
+		p := filepath.Join(session, "previous-guild")
+		if n > 1 {
+			p = fmt.Sprintf("%s-%d", p, n)
+		}
+		if _, err := os.Lstat(p); err != nil {
+			return p
+		}
+	}
 }
 
 // confirm asks on a terminal; without one the answer is no (pass --yes).
