@@ -63,13 +63,22 @@ func FindBaseline(program, path string) (string, error) {
 // through the proxy, which maps it to the relay and allows nothing else.
 const modelHost = "guildhall-model.internal"
 
+// relayPort is the port of modelHost in a confined baseline's URL. It is
+// nominal: the proxy hands the connection to the relay's socket.
+const relayPort = "80"
+
+// relayTokenEnv names the variable that holds codex's API key (its
+// provider's env_key): the relay's token, never the operator's key.
+const relayTokenEnv = "GUILDHALL_RELAY_TOKEN"
+
 // baselineTimeout bounds a baseline run when the harness sets no timeout.
 const baselineTimeout = 30 * time.Minute
 
 func (h *Harness) runBaseline(ctx context.Context, j job, d runDirs, res *Result) error {
 	b := j.v.Baseline
 	res.Guild, res.Model = b.Program, b.Model
-	rl, err := startRelay(b.Endpoint, b.Key)
+	confined := b.Sandbox.Mode != string(sandbox.None)
+	rl, err := startRelay(b.Endpoint, b.Key, confined)
 	if err != nil {
 		return err
 	}
@@ -83,11 +92,15 @@ func (h *Harness) runBaseline(ctx context.Context, j job, d runDirs, res *Result
 	if err != nil {
 		return err
 	}
-	base := "http://" + modelHost + ":" + rl.port() + "/v1"
-	if b.Sandbox.Mode == string(sandbox.None) {
-		base = "http://" + rl.addr + "/v1" // no proxy, no name to map
+	// Confined, the baseline reaches modelHost through its sandbox's proxy,
+	// which dials the relay's socket for the one address modelHost maps to
+	// (the port is nominal: nothing listens on it). Unconfined, there is no
+	// proxy and no name to map: it dials the relay's loopback port.
+	base, reach := "http://"+modelHost+":"+relayPort+"/v1", "127.0.0.1:"+relayPort
+	if !confined {
+		base = "http://" + rl.addr + "/v1"
 	}
-	env, err := b.configure(cfg, base)
+	env, err := b.configure(cfg, base, rl.token)
 	if err != nil {
 		return err
 	}
@@ -103,17 +116,18 @@ func (h *Harness) runBaseline(ctx context.Context, j job, d runDirs, res *Result
 	}
 	pc := b.Sandbox
 	pc.Writable = append(append([]string(nil), pc.Writable...), cfgCanon, d.cache)
-	if pc.Mode == string(sandbox.None) {
-		pc.Writable = nil
-	} else {
+	opts := sandbox.Options{Workspace: d.ws}
+	if confined {
 		pc.Network = string(sandbox.NetworkAllowlist)
-		pc.Allow = []string{modelHost + ":" + rl.port(), "127.0.0.1:" + rl.port()}
+		pc.Allow = []string{modelHost + ":" + relayPort, reach}
+		opts.Resolver, opts.Dial = relayResolver{}, rl.dial(reach)
+	} else {
+		pc.Writable = nil
 	}
-	policy, err := sandbox.NewPolicy(pc)
-	if err != nil {
+	if opts.Policy, err = sandbox.NewPolicy(pc); err != nil {
 		return fmt.Errorf("baseline sandbox: %w", err)
 	}
-	sb, err := h.Host.Open(sandbox.Options{Policy: policy, Workspace: d.ws, Resolver: relayResolver{}})
+	sb, err := h.Host.Open(opts)
 	if err != nil {
 		return err
 	}
@@ -160,9 +174,10 @@ func (b *Baseline) argv(exe, task string) []string {
 }
 
 // configure writes the program's configuration under cfg, pointing it at
-// base (the relay) and the model, and returns the environment that makes
-// it read that configuration. No key is written: the relay adds it.
-func (b *Baseline) configure(cfg, base string) ([]string, error) {
+// base (the relay) with the relay's token as its API key, and returns the
+// environment that makes it read that configuration. The operator's key
+// is written nowhere: the relay adds it.
+func (b *Baseline) configure(cfg, base, token string) ([]string, error) {
 	dirs := map[string]string{"XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data", "XDG_STATE_HOME": "state", "XDG_CACHE_HOME": "cache", "CODEX_HOME": "codex"}
 	var env []string
 	for name, sub := range dirs {
@@ -177,8 +192,9 @@ func (b *Baseline) configure(cfg, base string) ([]string, error) {
 		if b.Responses {
 			wire = "responses"
 		}
-		toml := fmt.Sprintf("model = %s\nmodel_provider = \"guildhall\"\n\n[model_providers.guildhall]\nname = \"Guildhall relay\"\nbase_url = %s\nwire_api = %q\n",
-			tomlString(b.Model), tomlString(base), wire)
+		toml := fmt.Sprintf("model = %s\nmodel_provider = \"guildhall\"\n\n[model_providers.guildhall]\nname = \"Guildhall relay\"\nbase_url = %s\nenv_key = %q\nwire_api = %q\n",
+			tomlString(b.Model), tomlString(base), relayTokenEnv, wire)
+		env = append(env, relayTokenEnv+"="+token)
 		return env, os.WriteFile(filepath.Join(cfg, "codex", "config.toml"), []byte(toml), 0o600)
 	}
 	model := map[string]any{"id": b.Model, "name": b.Model}
@@ -190,7 +206,7 @@ func (b *Baseline) configure(cfg, base string) ([]string, error) {
 	}
 	conf := map[string]any{
 		"providers": map[string]any{"guildhall": map[string]any{
-			"name": "Guildhall relay", "type": "openai-compat", "base_url": base, "api_key": "relay",
+			"name": "Guildhall relay", "type": "openai-compat", "base_url": base, "api_key": token,
 			"models": []any{model},
 		}},
 		"models": map[string]any{

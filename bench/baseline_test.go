@@ -35,27 +35,48 @@ import (
 )
 
 func main() {
-	var base, model string
+	var base, model, key string
 	switch os.Args[1] {
 	case "run": // crush run --quiet TASK
 		b, _ := os.ReadFile(os.Getenv("XDG_CONFIG_HOME") + "/crush/crush.json")
 		var c struct {
-			Providers map[string]struct{ BaseURL string ` + "`json:\"base_url\"`" + ` } ` + "`json:\"providers\"`" + `
+			Providers map[string]struct{ BaseURL, APIKey string } ` + "`json:\"providers\"`" + `
 			Models    map[string]struct{ Model string } ` + "`json:\"models\"`" + `
 		}
-		json.Unmarshal(b, &c)
-		base, model = c.Providers["guildhall"].BaseURL, c.Models["large"].Model
+		json.Unmarshal(bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("base_url"), []byte("BaseURL")), []byte("api_key"), []byte("APIKey")), &c)
+		base, model, key = c.Providers["guildhall"].BaseURL, c.Models["large"].Model, c.Providers["guildhall"].APIKey
 		os.WriteFile("config-seen.txt", b, 0o644)
-	case "exec": // codex exec ... TASK
+	case "exec": // codex exec ... TASK: the key is in the variable env_key names
 		b, _ := os.ReadFile(os.Getenv("CODEX_HOME") + "/config.toml")
 		base = regexp.MustCompile("base_url = \"([^\"]+)\"").FindStringSubmatch(string(b))[1]
 		model = regexp.MustCompile("(?m)^model = \"([^\"]+)\"").FindStringSubmatch(string(b))[1]
+		key = os.Getenv(regexp.MustCompile("env_key = \"([^\"]+)\"").FindStringSubmatch(string(b))[1])
 		os.WriteFile("config-seen.txt", b, 0o644)
 	}
+	// What a request without the key, with another, or outside the API
+	// gets from the relay.
+	status := func(method, url, auth string) string {
+		req, _ := http.NewRequest(method, url, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "error"
+		}
+		resp.Body.Close()
+		return fmt.Sprint(resp.StatusCode)
+	}
+	probes := fmt.Sprintf("no-key=%s wrong-key=%s outside=%s traversal=%s",
+		status("GET", base+"/models", ""), status("GET", base+"/models", "Bearer ghrelay-guess"),
+		status("GET", base+"/../admin", "Bearer "+key), status("GET", base+"/%2e%2e/models", "Bearer "+key))
 	task := os.Args[len(os.Args)-1]
 	body, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{
 		{"role": "user", "content": task}, {"role": "assistant", "content": ""}, {"role": "tool", "content": "ran ls"}}})
-	resp, err := http.Post(base+"/chat/completions", "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", base+"/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "endpoint:", err)
 		os.Exit(1)
@@ -67,7 +88,7 @@ func main() {
 	}
 	_, keyInEnv := os.LookupEnv("OPENAI_API_KEY")
 	home, _ := os.UserHomeDir()
-	os.WriteFile("seen.txt", []byte(fmt.Sprintf("key-in-env=%v\noutside=%s\nhome=%s\n", keyInEnv, outside, home)), 0o644)
+	os.WriteFile("seen.txt", []byte(fmt.Sprintf("key-in-env=%v\noutside=%s\nhome=%s\nprobes: %s\n", keyInEnv, outside, home, probes)), 0o644)
 	os.WriteFile("hello.txt", []byte("hello\n"), 0o644)
 	fmt.Println("done:", strings.TrimSpace(string(reply)) != "")
 }
@@ -146,6 +167,11 @@ func TestBaselineRunsThroughItsHeadlessMode(t *testing.T) {
 		seen, _ := os.ReadFile(filepath.Join(r.Workspace, "seen.txt"))
 		if !strings.Contains(string(seen), "key-in-env=false") || !strings.Contains(string(seen), "outside=refused") {
 			t.Errorf("%s saw: %s", r.Variant, seen)
+		}
+		// The relay refused, without forwarding, what did not carry its
+		// token or asked for anything but the API.
+		if !strings.Contains(string(seen), "probes: no-key=401 wrong-key=401 outside=404 traversal=404") {
+			t.Errorf("%s: the relay let through what it should refuse: %s", r.Variant, seen)
 		}
 		cfg, _ := os.ReadFile(filepath.Join(r.Workspace, "config-seen.txt"))
 		if strings.Contains(string(cfg), "test-key") || !strings.Contains(string(cfg), modelHost) {

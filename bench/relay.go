@@ -4,28 +4,47 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 )
 
 // relay is the model endpoint as a baseline program sees it: a reverse
-// proxy on loopback that forwards to the real endpoint, adds the API key
-// (so the key never enters the baseline's sandbox or environment), asks
-// streamed chat completions to report usage, and counts model calls,
-// tokens and tool calls from what passes through.
+// proxy that forwards to the real endpoint, adds the API key (so the key
+// never enters the baseline's sandbox or environment), asks streamed chat
+// completions to report usage, and counts model calls, tokens and tool
+// calls from what passes through.
+//
+// The relay hands out the operator's key, so it answers only its own
+// baseline. A confined baseline reaches it through its sandbox's proxy,
+// which dials the relay's Unix socket in a folder only this user can
+// enter: there is no port for another user of the host to try. An
+// unconfined baseline has to dial loopback, where anyone can; there the
+// per-run token is what refuses them. Either way every request must carry
+// the token (the baseline's API key), and only the API routes a baseline
+// needs are forwarded.
 type relay struct {
-	srv  *http.Server
-	ln   net.Listener
-	mu   sync.Mutex
-	st   relayStats
+	srv   *http.Server
+	ln    net.Listener
+	mu    sync.Mutex
+	st    relayStats
+	token string
+	// addr is the loopback address (host:port) or, on a socket, "".
 	addr string
+	// sock is the Unix socket's path, and sockDir its private folder.
+	sock, sockDir string
 }
 
 type relayStats struct {
@@ -37,16 +56,31 @@ type relayStats struct {
 // maxRelayBody bounds how much of a request body the relay parses.
 const maxRelayBody = 16 << 20
 
-func startRelay(endpoint, key string) (*relay, error) {
+// relayRoutes are the API routes a baseline uses, by escaped path, with
+// their method. Anything else (another path, a traversal, an encoded
+// variant of these) is refused before it reaches the endpoint.
+var relayRoutes = map[string]string{
+	"/v1/chat/completions": http.MethodPost,
+	"/v1/responses":        http.MethodPost,
+	"/v1/models":           http.MethodGet,
+}
+
+// startRelay starts a relay to endpoint that adds key. With onSocket it
+// listens on a Unix socket in a private folder (a confined baseline's
+// proxy dials it); otherwise on a loopback port.
+func startRelay(endpoint, key string, onSocket bool) (*relay, error) {
 	target, err := url.Parse(strings.TrimRight(endpoint, "/"))
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 		return nil, errors.New("the model endpoint must be an http:// or https:// URL")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	token, err := relayToken()
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, addr: ln.Addr().String()}
+	r := &relay{token: token}
+	if err := r.listen(onSocket); err != nil {
+		return nil, err
+	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -66,19 +100,94 @@ func startRelay(endpoint, key string) (*relay, error) {
 		},
 	}
 	r.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !r.admit(w, req) {
+			return
+		}
 		r.request(req)
 		rp.ServeHTTP(w, req)
 	})}
-	go func() { _ = r.srv.Serve(ln) }()
+	go func() { _ = r.srv.Serve(r.ln) }()
 	return r, nil
 }
 
-func (r *relay) port() string {
-	_, p, _ := net.SplitHostPort(r.addr)
-	return p
+// relayToken is a fresh random token: the baseline's API key for one run.
+func relayToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("relay token: %w", err)
+	}
+	return "ghrelay-" + hex.EncodeToString(b[:]), nil
 }
 
-func (r *relay) close() { _ = r.srv.Shutdown(context.Background()) }
+func (r *relay) listen(onSocket bool) error {
+	if !onSocket {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		r.ln, r.addr = ln, ln.Addr().String()
+		return nil
+	}
+	// MkdirTemp makes the folder 0700: no other user can reach the socket
+	// inside, whatever the socket's own mode.
+	dir, err := os.MkdirTemp("", "guildhall-relay-")
+	if err != nil {
+		return err
+	}
+	sock := filepath.Join(dir, "relay.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return err
+	}
+	r.ln, r.sock, r.sockDir = ln, sock, dir
+	return nil
+}
+
+// admit answers a request that is not the baseline's own API call and
+// reports whether it may pass: the token must be the run's (compared in
+// constant time), and the route one of relayRoutes.
+func (r *relay) admit(w http.ResponseWriter, req *http.Request) bool {
+	want := "Bearer " + r.token
+	if subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), []byte(want)) != 1 {
+		relayRefuse(w, http.StatusUnauthorized, "the relay answers only its own baseline run: send its token as the API key")
+		return false
+	}
+	if m, ok := relayRoutes[req.URL.EscapedPath()]; !ok || req.Method != m {
+		relayRefuse(w, http.StatusNotFound, "the relay forwards only POST /v1/chat/completions, POST /v1/responses and GET /v1/models")
+		return false
+	}
+	return true
+}
+
+// relayRefuse answers with an OpenAI-style error body, which both
+// baselines show as it is.
+func relayRefuse(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg, "type": "guildhall_relay"}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// dial connects to the relay: the sandbox proxy's Dial for a confined
+// baseline, which maps the one address the baseline may reach to the
+// socket and refuses every other.
+func (r *relay) dial(reach string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != reach {
+			return nil, fmt.Errorf("dial %s: only the model endpoint is reachable from a baseline run", addr)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", r.sock)
+	}
+}
+
+func (r *relay) close() {
+	_ = r.srv.Shutdown(context.Background())
+	if r.sockDir != "" {
+		_ = os.RemoveAll(r.sockDir)
+	}
+}
 
 func (r *relay) stats() relayStats {
 	r.mu.Lock()
