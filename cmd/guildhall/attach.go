@@ -93,8 +93,10 @@ func attach(cmd *cobra.Command, common *commonFlags, runID string) error {
 	}
 	opts := tui.Options{
 		Labels: sess.Labels(), Effort: effort, Attached: true, Context: ctx,
-		Setup:  strings.Join(sess.Setup(), " · "),
-		Notice: fmt.Sprintf("Attached to run %s of pid %d: q detaches this terminal, the run goes on.", live, rec.PID),
+		Setup: strings.Join(sess.Setup(), " · "),
+		// The run id is the server's: checked by the client, and the whole
+		// notice is stripped of terminal control all the same.
+		Notice: render.SanitizeLine(fmt.Sprintf("Attached to run %s of pid %d: q detaches this terminal, the run goes on.", live, rec.PID)),
 	}
 	// Thread titles already made (by the console's model) are shown; the
 	// attached terminal has no model to make new ones.

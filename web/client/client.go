@@ -164,7 +164,12 @@ func Dial(ctx context.Context, cfg Config) (*Session, error) {
 		stop()
 		return nil, fmt.Errorf("console %s: %w", base.Redacted(), err)
 	}
-	s.queue, s.labels, s.setup = conf.Queue, conf.Labels, conf.Setup
+	s.queue, s.labels = conf.Queue, conf.Labels
+	// Setup lines are shown as they are; they are the server's words, so
+	// they are stripped of terminal control here as well as where shown.
+	for _, l := range conf.Setup {
+		s.setup = append(s.setup, render.SanitizeLine(l))
+	}
 	first := make(chan error, 1)
 	go s.follow(first)
 	select {

@@ -334,6 +334,8 @@ func TestDialRefusalsAreClearErrors(t *testing.T) {
 		{name: "stream that is JSON", handler: func(w http.ResponseWriter, r *http.Request) { configOK(w) }, want: "not an event stream"},
 		{name: "stream of garbage", handler: stream("event: log\ndata: {not json\n\n"), want: "does not parse"},
 		{name: "stream with a hostile run id", handler: stream(`event: log` + "\n" + `data: {"runId":"../../etc","seq":0,"type":"run_started","payload":{}}` + "\n\n"), want: "run id"},
+		{name: "hello with a hostile run id", handler: stream("event: hello\ndata: {\"runId\":\"run-20260101-000000\\u001b]52;c;UFdORUQ=\\u0007\\u001b]0;pwned\\u0007\\u001b[2J\",\"active\":true}\n\nevent: ready\ndata: {}\n\n"), want: "names no run id"},
+		{name: "hello with a run id that is a path", handler: stream("event: hello\ndata: {\"runId\":\"../../etc/passwd\",\"active\":true}\n\nevent: ready\ndata: {}\n\n"), want: "names no run id"},
 		{name: "stream that never gets ready", handler: stream("event: hello\ndata: {\"runId\":\"\",\"active\":false}\n\n"), want: "sent nothing"},
 		{name: "stream refused", handler: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/api/config" {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -39,7 +40,26 @@ func (q *Queue) List() ([]store.QueueItem, error) {
 		Items []store.QueueItem `json:"items"`
 	}
 	err := q.s.call(q.s.ctx, http.MethodGet, "/api/queue", nil, &out)
-	return out.Items, err
+	items := out.Items[:0]
+	for _, it := range out.Items {
+		if it, ok := checkItem(it); ok {
+			items = append(items, it)
+		}
+	}
+	return items, err
+}
+
+// checkItem checks the machine fields of an item the server sent, which
+// the Queue screen shows and puts in paths: an item whose id is not a
+// queue id is not a console's, and a run id that is not one is dropped.
+func checkItem(it store.QueueItem) (store.QueueItem, bool) {
+	if !store.ValidQueueID(it.ID) {
+		return it, false
+	}
+	if it.RunID != "" && !store.ValidRunID(it.RunID) {
+		it.RunID = ""
+	}
+	return it, true
 }
 
 // Edit changes a waiting item's task or effort.
@@ -81,6 +101,12 @@ func (q *Queue) SubmitOrQueue(ctx context.Context, sub runner.Submission) (strin
 
 func (q *Queue) item(ctx context.Context, method, path string, body any) (store.QueueItem, error) {
 	var out itemAnswer
-	err := q.s.call(ctx, method, path, body, &out)
-	return out.Item, err
+	if err := q.s.call(ctx, method, path, body, &out); err != nil {
+		return store.QueueItem{}, err
+	}
+	it, ok := checkItem(out.Item)
+	if !ok {
+		return store.QueueItem{}, fmt.Errorf("%s %s: the answer names no queue item", method, path)
+	}
+	return it, nil
 }

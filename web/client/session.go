@@ -70,7 +70,11 @@ func (s *Session) submit(ctx context.Context, sub runner.Submission) (string, *s
 		return "", nil, err
 	}
 	if out.Queued != nil {
-		return "", out.Queued, nil
+		it, ok := checkItem(*out.Queued)
+		if !ok {
+			return "", nil, errors.New("POST /api/runs: the answer names no queue item")
+		}
+		return "", &it, nil
 	}
 	if store.CheckRunID(out.RunID) != nil {
 		return "", nil, errors.New("POST /api/runs: the answer names no run")
@@ -110,6 +114,9 @@ func (s *Session) Questions() []runner.Question {
 	}
 	qs := make([]runner.Question, 0, len(out.Questions))
 	for _, q := range out.Questions {
+		if !store.ValidRunID(q.RunID) {
+			continue // not a console's question: its run id names no run
+		}
 		qs = append(qs, runner.Question{
 			AskHumanPayload: event.AskHumanPayload{ID: q.ID, Role: q.Role, RoleID: q.RoleID, Question: q.Question,
 				Context: q.Context, Options: q.Options, AssistantText: q.AssistantText},
@@ -162,6 +169,9 @@ func (s *Session) Health() runner.HealthView {
 	s.mu.Unlock()
 	if s.call(s.ctx, http.MethodGet, "/api/health", nil, &h) != nil || h.State == "" {
 		return last
+	}
+	if h.SuspendedRunID != "" && !store.ValidRunID(h.SuspendedRunID) {
+		h.SuspendedRunID = ""
 	}
 	s.mu.Lock()
 	s.health = h

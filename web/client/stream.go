@@ -223,6 +223,12 @@ func (s *Session) handle(m sseMessage, ready func()) error {
 		if err := json.Unmarshal(m.data, &h); err != nil {
 			return fmt.Errorf("GET /api/stream: hello does not parse: %w", err)
 		}
+		// The run id reaches the terminal (the attach notice) and paths:
+		// a server that sends anything but a run id is not a console. What
+		// it sent instead is not repeated.
+		if h.RunID != "" && !store.ValidRunID(h.RunID) {
+			return fmt.Errorf("GET /api/stream: the console's hello names no run id (run-YYYYMMDD-HHMMSS) but %d bytes of something else: is this a Guildhall console?", len(h.RunID))
+		}
 		s.mu.Lock()
 		s.active = h.Active && h.RunID != ""
 		if s.run == "" {
