@@ -183,6 +183,20 @@ func anthropicFinish(stop string) string {
 	return stop
 }
 
+// anthropicKept is what an event adds to the reply, for its budget: text,
+// thinking, tool-input fragments, a tool call's id, name and first input.
+func anthropicKept(ev *anthropic.MessageStreamEventUnion) int {
+	switch ev.Type {
+	case "content_block_start":
+		if ev.ContentBlock.Type == "tool_use" {
+			return callCost + len(ev.ContentBlock.ID) + len(ev.ContentBlock.Name) + len(ev.ContentBlock.JSON.Input.Raw())
+		}
+	case "content_block_delta":
+		return len(ev.Delta.Text) + len(ev.Delta.Thinking) + len(ev.Delta.PartialJSON)
+	}
+	return 0
+}
+
 func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	callCtx, watch := watchIdle(ctx, p.cfg.RequestTimeout)
 	defer watch.stop()
@@ -202,11 +216,15 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 		input, cacheRead, cacheCreate int64
 		output                        int64
 		initialInput                  = map[string]string{}
+		budget                        = newReplyBudget(req.MaxTokens)
 	)
 	for !stopped && stream.Next() {
 		watch.kick()
 		ev := stream.Current()
 		key := strconv.FormatInt(ev.Index, 10)
+		if err := budget.spend(anthropicKept(&ev)); err != nil {
+			return nil, err
+		}
 		switch ev.Type {
 		case "message_start":
 			resp.Model = string(ev.Message.Model)

@@ -283,7 +283,7 @@ func classifyMiddleware(req *http.Request, next func(*http.Request) (*http.Respo
 	}
 	if resp.StatusCode < 400 {
 		if resp.Body != nil {
-			resp.Body = drainingBody{resp.Body}
+			resp.Body = drainingBody{&eventBound{ReadCloser: resp.Body}}
 		}
 		return resp, nil
 	}

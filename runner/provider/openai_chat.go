@@ -142,10 +142,14 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		resp               = &Response{}
 		think              thinkSplitter // an inline <think> block
 		sawFinish          bool
+		budget             = newReplyBudget(req.MaxTokens)
 	)
 	var chunk chatStreamChunk
 	for stream.next(&chunk) {
 		watch.kick()
+		if err := budget.spend(chunk.size()); err != nil {
+			return nil, err
+		}
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
@@ -176,11 +180,17 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 			for _, tc := range ch.Delta.ToolCalls {
 				key := strconv.FormatInt(tc.Index, 10)
 				c := calls.lookup(key)
+				fresh := c == nil || tc.ID != "" && idAt[tc.Index] != "" && tc.ID != idAt[tc.Index]
 				switch {
 				case c == nil:
 					c = calls.get(key)
-				case tc.ID != "" && idAt[tc.Index] != "" && tc.ID != idAt[tc.Index]:
+				case fresh:
 					c = calls.rekey(key)
+				}
+				if fresh {
+					if err := budget.spend(callCost); err != nil {
+						return nil, err
+					}
 				}
 				if tc.ID != "" {
 					c.id = tc.ID

@@ -290,6 +290,24 @@ type chatStreamChunk struct {
 	raw []byte
 }
 
+// size is what the chunk adds to a reply, for its budget: its text,
+// reasoning and tool-call fragments, or the whole chunk when the
+// reasoning is read from it raw (a configured field).
+func (c *chatStreamChunk) size() int {
+	if c.raw != nil {
+		return len(c.raw)
+	}
+	n := 0
+	for _, ch := range c.Choices {
+		d := &ch.Delta
+		n += len(d.Content) + len(d.ReasoningContent) + len(d.Reasoning)
+		for _, tc := range d.ToolCalls {
+			n += len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
+		}
+	}
+	return n
+}
+
 type chatStreamChoice struct {
 	Index        int64           `json:"index"`
 	Delta        chatStreamDelta `json:"delta"`

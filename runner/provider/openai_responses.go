@@ -157,6 +157,7 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 		calls              callAssembler
 		resp               = &Response{}
 		finished           bool
+		budget             = newReplyBudget(req.MaxTokens)
 	)
 	emit := func(d Delta) {
 		content.WriteString(d.Content)
@@ -191,16 +192,23 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 	for !finished && stream.Next() {
 		watch.kick()
 		ev := stream.Current()
+		// kept is what the event adds to the reply (its budget): text,
+		// reasoning and call fragments; final arguments only past what
+		// their deltas already brought.
+		kept := 0
 		switch ev.Type {
 		case "response.output_text.delta":
+			kept = len(ev.Delta)
 			emit(Delta{Content: ev.Delta})
 		case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+			kept = len(ev.Delta)
 			emit(Delta{Reasoning: ev.Delta})
 		case "response.output_item.added", "response.output_item.done":
 			if ev.Item.Type != "function_call" {
-				continue
+				break
 			}
 			c := findCall(ev.Item.ID, ev.OutputIndex)
+			kept = callCost + len(ev.Item.ID) + len(ev.Item.CallID) + len(ev.Item.Name)
 			if ev.Item.CallID != "" {
 				c.id = ev.Item.CallID
 			}
@@ -208,12 +216,15 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 				c.name = ev.Item.Name
 			}
 			if ev.Type == "response.output_item.done" && ev.Item.Arguments.JSON.OfString.Valid() {
+				kept += max(0, len(ev.Item.Arguments.OfString)-c.args.Len())
 				c.done, c.hasDone = ev.Item.Arguments.OfString, true
 			}
 		case "response.function_call_arguments.delta":
+			kept = len(ev.Delta)
 			findCall(ev.ItemID, ev.OutputIndex).args.WriteString(ev.Delta)
 		case "response.function_call_arguments.done":
 			c := findCall(ev.ItemID, ev.OutputIndex)
+			kept = max(0, len(ev.Arguments)-c.args.Len())
 			c.done, c.hasDone = ev.Arguments, true
 		case "response.completed", "response.incomplete":
 			finished = true
@@ -241,6 +252,9 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 			return nil, classifyStreamError(raw)
 		case "error":
 			return nil, classifyStreamError([]byte(ev.RawJSON()))
+		}
+		if err := budget.spend(kept); err != nil {
+			return nil, err
 		}
 	}
 	if err := stream.Err(); err != nil {
