@@ -64,6 +64,10 @@ type PendingTurn struct {
 	Calls         []provider.ToolCall `json:"calls"`
 	Next          int                 `json:"next"`
 	AssistantText string              `json:"assistantText,omitempty"`
+	// Started is set while the call at Next, one that changes something,
+	// runs: a resume that finds it set does not run the call again
+	// (checkpoint_dispatch.go).
+	Started bool `json:"started,omitempty"`
 	// ChildCard is the card of the agent call at Next once its child has
 	// finished, so a resume delivers it instead of re-running the child.
 	ChildCard *event.Card `json:"childCard,omitempty"`

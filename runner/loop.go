@@ -138,12 +138,13 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 			if ctx.Err() != nil {
 				return event.Card{}, false, errStopped
 			}
+			r.markDispatch(f, call)
 			content = r.dispatch(ctx, f, call, p.AssistantText)
 		}
 		f.History = append(f.History, provider.Message{Role: "tool", Content: content, ToolCallID: call.ID, ToolName: call.Name})
 		f.ToolCalls++
 		p.Next++
-		p.ChildCard = nil
+		p.ChildCard, p.Started = nil, false
 	}
 	f.Pending = nil
 	return event.Card{}, false, nil

@@ -152,6 +152,7 @@ func Resume(opts Options, id string) (*Run, error) {
 			}
 		}
 	}
+	r.started = startedOutcome(backlog, r.stack[len(r.stack)-1])
 	ids := make([]string, len(r.stack))
 	for i, f := range r.stack {
 		ids[i] = f.RoleID
@@ -218,6 +219,10 @@ func (r *Run) resumeAt(ctx context.Context, i int) (event.Card, error) {
 		f.Pending.ChildCard = &card
 		r.finishFrame(child, card)
 		r.emitToolResult(f, f.Pending.Calls[f.Pending.Next], tools.OK(card), 0)
+	} else {
+		// The leaf: a call that changes something and that the crash
+		// stopped is settled from the log, never run again.
+		r.settleStarted(f, r.started)
 	}
 	return r.runFrame(ctx, f)
 }

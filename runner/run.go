@@ -153,6 +153,9 @@ type Run struct {
 	loggedStart  map[string]bool
 	loggedFinish map[string]bool
 	loggedCards  map[string]event.Card
+	// started is what the log says of the call a crash stopped the leaf
+	// at, on a resumed run (checkpoint_dispatch.go).
+	started dispatchOutcome
 	// writerStarted is set once a role holding a write-capable tool has
 	// started; parked is the question a parked run stopped on.
 	writerStarted  bool
