@@ -138,7 +138,8 @@ const relayProbeEnv = "GUILDHALL_TEST_RELAY_PROBE"
 
 func relayProbe() int {
 	network, addr, _ := strings.Cut(os.Getenv(relayProbeEnv), " ")
-	c := &http.Client{Transport: &http.Transport{Dial: func(string, string) (net.Conn, error) { return net.Dial(network, addr) }}}
+	var d net.Dialer
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx, network, addr) }}}
 	for _, auth := range []string{"", "Bearer ghrelay-guess"} {
 		req, _ := http.NewRequest("GET", "http://relay/v1/models", nil)
 		if auth != "" {

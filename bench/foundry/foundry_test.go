@@ -73,11 +73,7 @@ func setTools(files map[string]string, role string, tools ...string) {
 // TestGateOneFixturePerWeakening: each change is reported as its kind,
 // with a stable id, and nothing else is.
 func TestGateOneFixturePerWeakening(t *testing.T) {
-	cases := []struct {
-		name   string
-		change func(files map[string]string) string // returns the new deployment
-		want   []string
-	}{
+	cases := []gateCase{
 		{"a role gains a subprocess tool", func(f map[string]string) string {
 			setTools(f, "coder", "read_file", "write_file", "run_shell", "test", "finish")
 			return baseDeployment
@@ -115,7 +111,22 @@ func TestGateOneFixturePerWeakening(t *testing.T) {
 			return `{"sandbox": {"mode": "read-only", "network": "off"}}`
 		}, nil},
 	}
-	old := config(t, baseFiles(), baseDeployment)
+	checkGate(t, config(t, baseFiles(), baseDeployment), cases, "")
+}
+
+// gateCase is a change to baseFiles, returning the new deployment, and
+// the ids of the weakenings it must bring.
+type gateCase struct {
+	name   string
+	change func(files map[string]string) string
+	want   []string
+}
+
+// checkGate gates each case's change against old: the sorted ids must be
+// the case's, the gate must pass only without any, and no weakening may
+// show secret (when given).
+func checkGate(t *testing.T, old *Config, cases []gateCase, secret string) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			files := baseFiles()
@@ -124,6 +135,9 @@ func TestGateOneFixturePerWeakening(t *testing.T) {
 			var ids []string
 			for _, w := range ws {
 				ids = append(ids, w.ID)
+				if secret != "" && strings.Contains(w.Detail, secret) {
+					t.Errorf("a weakening shows a secret: %s", w.Detail)
+				}
 			}
 			slices.Sort(ids)
 			if !slices.Equal(ids, c.want) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -24,11 +23,7 @@ func TestGateMCPWeakenings(t *testing.T) {
 	}
 	const docs = `"docs": {"command": "/usr/bin/docs-mcp", "args": ["--stdio"], "sandbox": {"mode": "read-only"}}`
 	const legacy = `"legacy": {"command": "/usr/bin/legacy-mcp", "sandbox": {"mode": "none"}}`
-	cases := []struct {
-		name   string
-		change func(files map[string]string) string
-		want   []string
-	}{
+	cases := []gateCase{
 		{"a read-only role gains a server's tools", func(f map[string]string) string {
 			setTools(f, "reviewer", "read_file", "docs.*", "finish")
 			return oldDep
@@ -56,28 +51,7 @@ func TestGateMCPWeakenings(t *testing.T) {
 			return withServers(docs + `, "lint": {"command": "/usr/bin/lint-mcp"}`)
 		}, nil},
 	}
-	old := config(t, baseFiles(), oldDep)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			files := baseFiles()
-			dep := c.change(files)
-			ws, ok := Gate(old, config(t, files, dep), nil)
-			var ids []string
-			for _, w := range ws {
-				ids = append(ids, w.ID)
-				if strings.Contains(w.Detail, "secret-in-url") {
-					t.Errorf("a weakening shows a URL's query: %s", w.Detail)
-				}
-			}
-			slices.Sort(ids)
-			if !slices.Equal(ids, c.want) {
-				t.Errorf("weakenings %q, want %q", ids, c.want)
-			}
-			if ok != (len(c.want) == 0) {
-				t.Errorf("gate passed = %v with %d weakenings", ok, len(ws))
-			}
-		})
-	}
+	checkGate(t, config(t, baseFiles(), oldDep), cases, "secret-in-url")
 }
 
 // TestDiffShowsMCPChanges: foundry diff names the MCP tools a role gains

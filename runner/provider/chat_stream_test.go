@@ -115,12 +115,16 @@ func TestChatStreamResetsTheChunk(t *testing.T) {
 // BenchmarkChatStreamChunks reads a reply's stream of 20 chunks as
 // Complete does, and BenchmarkChatStreamChunksSSEStream as it did through
 // the SDK's ssestream.
-func BenchmarkChatStreamChunks(b *testing.B) {
+func BenchmarkChatStreamChunks(b *testing.B) { benchChatStream(b, io.NopCloser) }
+
+// benchChatStream reads benchStreamBody with newChatStream, the body made
+// by wrap.
+func benchChatStream(b *testing.B, wrap func(io.Reader) io.ReadCloser) {
 	body := benchStreamBody()
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		s := newChatStream(io.NopCloser(strings.NewReader(body)), false)
+		s := newChatStream(wrap(strings.NewReader(body)), false)
 		var c chatStreamChunk
 		n := 0
 		for s.next(&c) {

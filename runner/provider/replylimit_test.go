@@ -233,18 +233,5 @@ func TestEventBoundFindsBlankLines(t *testing.T) {
 // the event bound every model call's body now passes: the cost of finding
 // the events' ends.
 func BenchmarkChatStreamChunksBounded(b *testing.B) {
-	body := benchStreamBody()
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		s := newChatStream(&eventBound{ReadCloser: io.NopCloser(strings.NewReader(body))}, false)
-		var c chatStreamChunk
-		n := 0
-		for s.next(&c) {
-			n++
-		}
-		if n != 20 || s.Err() != nil {
-			b.Fatal(n, s.Err())
-		}
-	}
+	benchChatStream(b, func(r io.Reader) io.ReadCloser { return &eventBound{ReadCloser: io.NopCloser(r)} })
 }
