@@ -114,7 +114,7 @@ func (s *Session) Questions() []runner.Question {
 	}
 	qs := make([]runner.Question, 0, len(out.Questions))
 	for _, q := range out.Questions {
-		if !store.ValidRunID(q.RunID) {
+		if q.RunID != "" && !store.ValidRunID(q.RunID) {
 			continue // not a console's question: its run id names no run
 		}
 		qs = append(qs, runner.Question{
