@@ -205,10 +205,25 @@ func TestDetachAndAttachUnderTmux(t *testing.T) {
 		// The Enter of the terminal that lost can land after the answer
 		// closed its question, on the run's view, where Enter opens the
 		// selected step's card; that card would hide the result card.
-		if strings.Contains(tm.capture(p), "esc close") {
-			tm.tmux("send-keys", "-t", p, "Escape")
+		// When the run has already finished, the card on top is the
+		// result itself, which Escape would close.
+		if sc := tm.capture(p); !strings.Contains(sc, "esc close") || strings.Contains(sc, "Result · "+runID) {
+			tm.waitFor(p, "Result · "+runID, "success")
+			continue
 		}
-		tm.waitFor(p, "Result · "+runID, "success")
+		tm.tmux("send-keys", "-t", p, "Escape")
+		// The result may have opened between the look and the Escape,
+		// which then closed it: r opens it again.
+		waitUntil(t, "pane "+p+" to show the result", 90*time.Second, func() bool {
+			sc := tm.capture(p)
+			if strings.Contains(sc, "Result · "+runID) && strings.Contains(sc, "success") {
+				return true
+			}
+			if strings.Contains(sc, "r shows the result") {
+				tm.tmux("send-keys", "-t", p, "r")
+			}
+			return false
+		})
 	}
 
 	// The run completed, with every event, once.
