@@ -99,6 +99,9 @@ func (r *Run) settleStarted(f *Frame, o dispatchOutcome) {
 		return
 	}
 	call := p.Calls[p.Next]
+	// The checkpoint was written just before the call's tool_call event,
+	// so its budget totals do not count the call: it began all the same.
+	r.budget.note(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID})
 	var content string
 	switch {
 	case o.finished && len(o.result.Result) > 0:

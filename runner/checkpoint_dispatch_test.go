@@ -107,9 +107,28 @@ func TestResumeDoesNotRerunACutCall(t *testing.T) {
 	write := &gate{Tool: tools.Builtins()["write_file"], at: 1, crashed: make(chan struct{})}
 	id := crashInside(t, h, write)
 	h.opts.Tools["write_file"] = write
-	out, evs := resumeRun(t, h, id, resumeScript())
-	if out.Status != "success" {
-		t.Fatalf("resumed outcome %+v", out)
+	opts := h.opts
+	opts.Provider, opts.Bus, opts.Broker = provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0), nil, nil
+	r, err := Resume(opts, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.ExecuteResumed(context.Background())
+	if err != nil || out.Status != "success" {
+		t.Fatalf("resumed outcome %+v %v", out, err)
+	}
+	evs := readEvents(t, testWS(h.dir), id)
+	// The budget counts the cut call: it began, though its tool_call was
+	// logged after the checkpoint the resume started from.
+	calls := 0
+	for _, e := range find(evs, event.ToolCall) {
+		var p event.ToolCallPayload
+		if e.Decode(&p) == nil && p.Tool != "finish" {
+			calls++
+		}
+	}
+	if got := r.budget.usage(time.Now()).ToolCalls; got != calls {
+		t.Errorf("the budget counts %d tool calls, the log %d", got, calls)
 	}
 	if n := write.calls.Load(); n != 2 {
 		t.Errorf("write_file ran %d times in all, want 2 (one.txt once, two.txt once)", n)
