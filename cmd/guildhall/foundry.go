@@ -14,6 +14,7 @@ import (
 
 	"github.com/guildhall/guildhall/bench"
 	"github.com/guildhall/guildhall/bench/foundry"
+	"github.com/guildhall/guildhall/headless"
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -382,7 +383,7 @@ func freshBackup(session string) string {
 // confirm asks on a terminal; without one the answer is no (pass --yes).
 func confirm(cmd *cobra.Command, question string) bool {
 	in, ok := cmd.InOrStdin().(*os.File)
-	if !ok || !isTerminal(in) {
+	if !ok || !headless.IsTerminal(in) {
 		fmt.Fprintln(cmd.ErrOrStderr(), "no terminal to confirm on; pass --yes to promote")
 		return false
 	}

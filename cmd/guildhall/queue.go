@@ -1,26 +1,23 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/guildhall/guildhall/headless"
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -321,36 +318,46 @@ func newQueueMoveCmd(common *commonFlags) *cobra.Command {
 	}
 }
 
-func newQueueCancelCmd(common *commonFlags) *cobra.Command {
+// itemCommand is a subcommand that applies one operation to one item, by
+// its id, and reports where the item is now.
+type itemCommand struct {
+	use, short, long string
+	aliases          []string
+	what, example    string // the argument check's words
+	verb             string // what the operation did, for the report
+	op               func(q *store.Queue, ctx context.Context, id string) (store.QueueItem, error)
+}
+
+func newQueueItemCmd(common *commonFlags, c itemCommand) *cobra.Command {
 	return &cobra.Command{
-		Use:     "rm ID",
-		Aliases: []string{"cancel"},
-		Short:   "Cancel a waiting or needs_input item (it stays listed as cancelled)",
-		Args: args{min: 1, max: 1, what: "the id of the item to cancel", example: "guildhall queue rm q-1767225600000-1",
+		Use: c.use, Aliases: c.aliases, Short: c.short, Long: c.long,
+		Args: args{min: 1, max: 1, what: c.what, example: c.example,
 			hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return queueItemOp(cmd, common, args[0], "cancelled", func(ctx context.Context, q *store.Queue, id string) (store.QueueItem, error) {
-				return q.Cancel(ctx, id)
-			})
+			return queueItemOp(cmd, common, args[0], c.verb, c.op)
 		},
 	}
 }
 
+func newQueueCancelCmd(common *commonFlags) *cobra.Command {
+	return newQueueItemCmd(common, itemCommand{
+		use: "rm ID", aliases: []string{"cancel"},
+		short: "Cancel a waiting or needs_input item (it stays listed as cancelled)",
+		what:  "the id of the item to cancel", example: "guildhall queue rm q-1767225600000-1",
+		verb: "cancelled", op: (*store.Queue).Cancel,
+	})
+}
+
 func newQueueRequeueCmd(common *commonFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "requeue ID",
-		Short: "Put a done, error, cancelled or needs_input item back at the end of the queue (same id)",
-		Long: `Requeue returns an item to waiting at the end of the queue under the same id.
+	return newQueueItemCmd(common, itemCommand{
+		use:   "requeue ID",
+		short: "Put a done, error, cancelled or needs_input item back at the end of the queue (same id)",
+		long: `Requeue returns an item to waiting at the end of the queue under the same id.
 An item that has run continues from its latest run, so the new attempt sees
 how the last one ended.`,
-		Args: args{min: 1, max: 1, what: "the id of the item to requeue", example: "guildhall queue requeue q-1767225600000-1",
-			hint: "`guildhall queue ls` lists the items"}.validate,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return queueItemOp(cmd, common, args[0], "requeued", func(ctx context.Context, q *store.Queue, id string) (store.QueueItem, error) {
-				return q.Requeue(ctx, id)
-			})
-		},
-	}
+		what: "the id of the item to requeue", example: "guildhall queue requeue q-1767225600000-1",
+		verb: "requeued", op: (*store.Queue).Requeue,
+	})
 }
 
 func newQueueAnswerCmd(common *commonFlags) *cobra.Command {
@@ -365,7 +372,7 @@ items; its next run continues from the parked one and its task carries
 			hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			answer := strings.TrimSpace(strings.Join(args[1:], " "))
-			return queueItemOp(cmd, common, args[0], "answered", func(ctx context.Context, q *store.Queue, id string) (store.QueueItem, error) {
+			return queueItemOp(cmd, common, args[0], "answered", func(q *store.Queue, ctx context.Context, id string) (store.QueueItem, error) {
 				if it, err := q.Get(id); err == nil && it.Question != nil {
 					if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(it.Question.Options) {
 						answer = it.Question.Options[n-1].Label
@@ -378,7 +385,7 @@ items; its next run continues from the parked one and its task carries
 }
 
 // queueItemOp runs one item operation and reports where the item is now.
-func queueItemOp(cmd *cobra.Command, common *commonFlags, id, verb string, op func(context.Context, *store.Queue, string) (store.QueueItem, error)) error {
+func queueItemOp(cmd *cobra.Command, common *commonFlags, id, verb string, op func(*store.Queue, context.Context, string) (store.QueueItem, error)) error {
 	if err := checkItemID(id); err != nil {
 		return err
 	}
@@ -388,7 +395,7 @@ func queueItemOp(cmd *cobra.Command, common *commonFlags, id, verb string, op fu
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	it, err := op(ctx, q, id)
+	it, err := op(q, ctx, id)
 	if err != nil {
 		return queueErr(err)
 	}
@@ -513,7 +520,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin(), stdinClosed{notices: cmd.ErrOrStderr()})
+		headless.Print(sub, cmd.OutOrStdout(), sess, headless.Options{JSON: rf.json, Interactive: !rf.noInput, In: cmd.InOrStdin(), Notices: cmd.ErrOrStderr()})
 	}()
 	drainErr := sched.Drain(ctx)
 	sub.Close()
@@ -553,121 +560,4 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 		return &exitCodeError{code: exitNeedsInput, err: fmt.Errorf("%d queued task(s) need input; see `guildhall queue ls`", asks)}
 	}
 	return nil
-}
-
-// promptDelay is how long a question's prompt waits for a sign that the
-// run parked it rather than waiting on it (a display choice only: answers
-// never depend on it).
-const promptDelay = 300 * time.Millisecond
-
-// printSessionEvents prints a session's events (every run it starts) until
-// the subscription closes. When interactive, a question the run waits on is
-// shown with its options and a prompt, and each line typed answers the
-// oldest pending question. A parked question gets no prompt (the queue
-// reports it): a parked run withdraws its question before it logs the
-// next event, so the prompt is shown once the next event arrives, or
-// after promptDelay, and only if the question is still pending.
-func printSessionEvents(sub *runner.Subscription, out io.Writer, asJSON, interactive bool, sess *runner.Session, in io.Reader, closed stdinClosed) {
-	answering := false
-	var asked *event.AskHumanPayload
-	prompt := func() {
-		q := asked
-		asked = nil
-		if q == nil || !slices.ContainsFunc(sess.Questions(), func(p runner.Question) bool { return p.ID == q.ID }) {
-			return
-		}
-		if !answering {
-			answering = true
-			go answerFromLines(in, sess, closed)
-		}
-		if asJSON {
-			return
-		}
-		if q.Context != "" {
-			fmt.Fprintln(out, "  context:", render.Sanitize(q.Context))
-		}
-		for i, o := range q.Options {
-			fmt.Fprintf(out, "  %d. %s\n", i+1, render.SanitizeLine(o.Label))
-		}
-		fmt.Fprint(out, "answer> ")
-	}
-	for {
-		var e event.Event
-		var ok bool
-		if asked == nil {
-			e, ok = next(sub)
-		} else {
-			timer := time.NewTimer(promptDelay)
-			select {
-			case e, ok = <-sub.C:
-			case <-sub.Done():
-				e, ok = next(sub)
-			case <-timer.C:
-				prompt()
-				continue
-			}
-			timer.Stop()
-			prompt()
-		}
-		if !ok {
-			return
-		}
-		if e.Ephemeral {
-			continue
-		}
-		if asJSON {
-			_, _ = out.Write(append(e.AppendJSON(nil), '\n'))
-		} else if line, ok := render.HeadlessLine(e); ok {
-			fmt.Fprintln(out, line)
-		}
-		if e.Type == event.AskHuman && interactive {
-			var q event.AskHumanPayload
-			if e.Decode(&q) == nil {
-				asked = &q
-			}
-		}
-	}
-}
-
-// answerFromLines answers the session's oldest pending question with each
-// line read (an option's number picks that option). Lines typed while no
-// question is pending are dropped. The answers are recorded as coming from
-// the terminal, or from stdin when it is not one (a pipe, a file).
-func answerFromLines(in io.Reader, sess *runner.Session, closed stdinClosed) {
-	source := "stdin"
-	if f, ok := in.(*os.File); ok && isTerminal(f) {
-		source = "terminal"
-	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		pending := sess.Questions()
-		if len(pending) == 0 {
-			continue
-		}
-		q := pending[0]
-		answer := strings.TrimSpace(sc.Text())
-		if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(q.Options) {
-			answer = q.Options[n-1].Label
-		}
-		_ = sess.Answer(q.ID, answer, source)
-	}
-	// End of input: unless a browser can still answer, nobody will, and a
-	// question must not wait forever.
-	if !closed.browserAnswers {
-		fmt.Fprintln(closed.notices, "\nguildhall: standard input closed; questions now get \"no operator available\" (use --no-input to say so up front)")
-		sess.Unattended()
-	}
-}
-
-// stdinClosed says what answerFromLines does when its input ends.
-type stdinClosed struct {
-	browserAnswers bool      // a browser companion can still answer
-	notices        io.Writer // where the notice goes
-}
-
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

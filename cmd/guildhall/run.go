@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/guildhall/guildhall/headless"
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
 	"github.com/guildhall/guildhall/web/discovery"
@@ -258,7 +258,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		printSessionEvents(sub, cmd.OutOrStdout(), rf.json, !rf.noInput, sess, cmd.InOrStdin(), stdinClosed{browserAnswers: common.web != "", notices: cmd.ErrOrStderr()})
+		headless.Print(sub, cmd.OutOrStdout(), sess, headless.Options{JSON: rf.json, Interactive: !rf.noInput, In: cmd.InOrStdin(), BrowserAnswers: common.web != "", Notices: cmd.ErrOrStderr()})
 	}()
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
@@ -359,20 +359,4 @@ func outcomeError(o runner.Outcome) error {
 		return &exitCodeError{code: exitInterrupted}
 	}
 	return &exitCodeError{code: exitError}
-}
-
-// next returns the subscription's next event; after Close it drains what
-// was already delivered before reporting the end.
-func next(sub *runner.Subscription) (event.Event, bool) {
-	select {
-	case e, ok := <-sub.C:
-		return e, ok
-	case <-sub.Done():
-		select {
-		case e, ok := <-sub.C:
-			return e, ok
-		default:
-			return event.Event{}, false
-		}
-	}
 }
