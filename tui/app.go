@@ -72,6 +72,9 @@ type Options struct {
 	// start: the console opens with the endpoint dialog, and Task waits
 	// until the endpoint answers.
 	EndpointProblem string
+	// Editor is the operator's editor command for ctrl+g ($VISUAL, else
+	// $EDITOR; Run fills it from the environment).
+	Editor string
 }
 
 type screen int
@@ -627,6 +630,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case copiedMsg:
 		m.flashNote(msg.note)
+		return m, nil
+	case editedMsg:
+		m.applyEdited(msg)
 		return m, nil
 	case changesMsg:
 		m.applyChanges(msg)

@@ -68,6 +68,7 @@ func keyHelp() [][2]string {
 		{"r", "resume a run that stopped before finishing"},
 		{"Compose", ""},
 		{"ctrl+s", "submit the task"},
+		{"ctrl+g", "edit the text in $VISUAL / $EDITOR (also answers, interrupts)"},
 		{"ctrl+e", "cycle effort: quick / standard / thorough"},
 		{"ctrl+o / ctrl+x", "continue from a prior run / clear it"},
 		{"ctrl+d", "show / hide technical details of the reference"},
@@ -709,6 +710,8 @@ func (m *Model) keyQuestion(k tea.KeyMsg) tea.Cmd {
 	case "esc":
 		m.qHidden = true
 		return nil
+	case "ctrl+g":
+		return m.editExternally(editTarget{box: "answer", id: q.q.ID})
 	case "enter":
 		if q.sent {
 			return nil
@@ -784,6 +787,8 @@ func (m *Model) keyInterrupt(k tea.KeyMsg) tea.Cmd {
 	case "esc":
 		m.interrupt = nil
 		return nil
+	case "ctrl+g":
+		return m.editExternally(editTarget{box: "interrupt", interrupt: st})
 	case "tab":
 		if st.kind == "inquiry" {
 			st.kind = "plan_modification"
@@ -949,6 +954,8 @@ func (m *Model) keyCompose(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	switch k.String() {
+	case "ctrl+g":
+		return m.editExternally(editTarget{box: "compose"})
 	case "ctrl+s":
 		task := strings.TrimSpace(c.editor.Value())
 		if task == "" {

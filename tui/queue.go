@@ -305,6 +305,8 @@ func (m *Model) keyQueueAnswer(k tea.KeyMsg) tea.Cmd {
 	case "esc":
 		m.queue.answer = nil
 		return nil
+	case "ctrl+g":
+		return m.editExternally(editTarget{box: "queue-answer", id: st.id})
 	case "enter":
 		if st.sent {
 			return nil
@@ -333,6 +335,8 @@ func (m *Model) keyQueueEdit(k tea.KeyMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
 		m.queue.edit = nil
+	case "ctrl+g":
+		return m.editExternally(editTarget{box: "queue-edit", id: st.id})
 	case "ctrl+s":
 		task := strings.TrimSpace(st.editor.Value())
 		if task == "" {
@@ -506,7 +510,7 @@ func (m *Model) queueAnswerBox(w int) []string {
 	for i, o := range st.q.Options {
 		options[i] = event.Option{Label: o.Label, Description: o.Description}
 	}
-	hint := hints(inner, "enter", "send", "esc", "cancel", "↑↓/1-9", "option", "alt+enter", "new line")
+	hint := hints(inner, "enter", "send", "esc", "cancel", "↑↓/1-9", "option", "alt+enter", "new line", "ctrl+g", "editor")
 	lines := m.answerForm(head, body, options, &st.questionState, st.sent, hint, inner)
 	return boxed("Queued question · "+render.SanitizeLine(st.id), lines, w)
 }
@@ -527,6 +531,6 @@ func (m *Model) queueEditBox(w int) []string {
 		}
 	}
 	lines = append(lines, "", "Effort "+strings.Join(effort, " "))
-	lines = append(lines, keyHint("ctrl+s", "save", "ctrl+e", "effort", "enter", "new line", "esc", "cancel"))
+	lines = append(lines, keyHint("ctrl+s", "save", "ctrl+e", "effort", "enter", "new line", "esc", "cancel", "ctrl+g", "editor"))
 	return boxed("Edit "+render.SanitizeLine(st.id), lines, w)
 }

@@ -35,6 +35,9 @@ func Run(ctx context.Context, s Session, opts Options, ro RunOptions) (err error
 	if opts.Clipboard == "" {
 		opts.Clipboard = os.Getenv("GUILDHALL_CLIPBOARD")
 	}
+	if opts.Editor == "" {
+		opts.Editor = editorCommand(os.Getenv)
+	}
 	if opts.ClipboardFile == "" {
 		opts.ClipboardFile = defaultClipboardFile(os.Getenv)
 	}

@@ -35,7 +35,7 @@ func (m *Model) frame(withOverlay bool) string {
 	case screenCompose:
 		body = m.composeView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
-		lines = append(lines, fit(hints(w, "ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys"), w))
+		lines = append(lines, fit(hints(w, "ctrl+s", "submit", "ctrl+e", "effort", "ctrl+o", "continue from", "esc", "Watch", "?", "keys", "ctrl+g", "editor"), w))
 	case screenQueue:
 		body = m.queueView(w, h-3)
 		lines = append(lines, padLines(body, w, h-3)...)
@@ -427,7 +427,7 @@ func (m *Model) questionBox(w int) []string {
 	}
 	options := make([]event.Option, len(q.Options))
 	copy(options, q.Options)
-	hint := hints(inner, "enter", "send", "esc", "later", "↑↓/1-9", "option", "alt+enter", "new line")
+	hint := hints(inner, "enter", "send", "esc", "later", "↑↓/1-9", "option", "alt+enter", "new line", "ctrl+g", "editor")
 	lines := m.answerForm(head, body, options, &m.q, pq.sent, hint, inner)
 	title := "Question"
 	if len(m.questions) > 1 {
@@ -524,7 +524,7 @@ func (m *Model) interruptBox(w int) []string {
 	lines = append(lines, pager(hist, max(0, len(hist)-room+st.scroll), room)...)
 	lines = append(lines, "")
 	lines = append(lines, st.editor.Render(true)...)
-	lines = append(lines, hints(inner, "enter", "send", "esc", "cancel", "alt+enter", "new line"))
+	lines = append(lines, hints(inner, "enter", "send", "esc", "cancel", "alt+enter", "new line", "ctrl+g", "editor"))
 	return boxed("Interrupt "+m.live.id, lines, w)
 }
 

@@ -25,6 +25,12 @@ type demoPane struct {
 
 func startDemoPane(t *testing.T, args ...string) *demoPane {
 	t.Helper()
+	return startDemoPaneEnv(t, nil, args...)
+}
+
+// startDemoPaneEnv is startDemoPane with more environment (NAME=value).
+func startDemoPaneEnv(t *testing.T, extra []string, args ...string) *demoPane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tmux is required under CI")
@@ -37,6 +43,7 @@ func startDemoPane(t *testing.T, args ...string) *demoPane {
 	for _, k := range []string{"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "HOME", "PATH"} {
 		env = append(env, k+"="+os.Getenv(k))
 	}
+	env = append(env, extra...)
 	script := fmt.Sprintf("env %s %s demo %s 2>%s; echo $? > %s; sleep 60",
 		strings.Join(env, " "), bin, strings.Join(args, " "), filepath.Join(p.dir, "stderr"), filepath.Join(p.dir, "status"))
 	p.tmux("new-session", "-d", "-s", p.name, "-x", "100", "-y", "30", script)
