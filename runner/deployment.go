@@ -127,6 +127,10 @@ type Deployment struct {
 	// runner/mcp and docs/mcp.md). A later file replaces a server of the
 	// same name whole, never merging its env or headers into another's.
 	MCPServers map[string]mcp.Config `json:"mcpServers,omitempty"`
+	// Notify is how the console tells of a waiting question, a run's end
+	// and a suspension (notify.go); a workspace's file may not set its
+	// command.
+	Notify NotifyConfig `json:"notify"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -176,6 +180,7 @@ func (d *Deployment) clone() *Deployment {
 		c.Executor.ProviderHealth.AutoResume = &v
 	}
 	c.Executor.PassEnv = append([]string(nil), d.Executor.PassEnv...)
+	c.Notify = d.Notify.clone()
 	if d.MCPServers != nil {
 		c.MCPServers = make(map[string]mcp.Config, len(d.MCPServers))
 		for k, v := range d.MCPServers {
@@ -242,6 +247,7 @@ var deploymentShape = shape{
 	"logging":       shape{"level": nil},
 	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
+	"notify":        shape{"bell": nil, "desktop": nil, "command": nil},
 	"mcpServers": shape{"*": shape{
 		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
 		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
@@ -421,6 +427,9 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	checkSandboxValues(c, root, d)
 	checkWebSearch(c, root, d)
 	checkMCPServers(c, root, d)
+	for _, p := range d.Notify.check() {
+		c.errorf(at("notify", p.field), "%s", p.msg)
+	}
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one

@@ -75,6 +75,9 @@ type Options struct {
 	// Editor is the operator's editor command for ctrl+g ($VISUAL, else
 	// $EDITOR; Run fills it from the environment).
 	Editor string
+	// Alerts rings the terminal when a question opens or a run ends
+	// (notify.go); Run turns them off without a terminal.
+	Alerts Alerts
 }
 
 type screen int
@@ -362,6 +365,7 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 			}
 		}
 	}
+	cmd = tea.Batch(cmd, m.alertCmd(e))
 	if t := m.transcript; t != nil && m.view == m.live && t.runID == m.live.id && t.loaded {
 		var tr transcript
 		tr.add(e, t.roleID)

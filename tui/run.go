@@ -44,6 +44,9 @@ func Run(ctx context.Context, s Session, opts Options, ro RunOptions) (err error
 	if f, ok := ro.Output.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) || noOSC52Term(os.Getenv("TERM")) {
 		opts.NoOSC52 = true
 	}
+	if f, ok := ro.Output.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		opts.Alerts = Alerts{}
+	}
 	// The mouse is the terminal's until the operator asks (M): plain
 	// selection works without Shift.
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(ro.Output)}

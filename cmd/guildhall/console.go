@@ -161,6 +161,8 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		return &exitCodeError{code: exitError, err: err}
 	}
 	printSessionNotes(notes, sess)
+	stopNotify := startNotify(sess, s.deployment, cmd.ErrOrStderr())
+	defer stopNotify()
 	problem := ""
 	if u := s.endpoint.unanswered(); u != nil {
 		problem = capitalize(u.Explain())
@@ -197,6 +199,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 			return runner.ThreadSummary(ctx, p, model, ws, runID)
 		},
 		EndpointProblem: problem,
+		Alerts:          consoleAlerts(s.deployment),
 	}
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint

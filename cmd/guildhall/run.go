@@ -99,6 +99,7 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 		return err
 	}
 	defer sess.Close()
+	defer startNotify(sess, s.deployment, cmd.ErrOrStderr())()
 	if !rf.json {
 		printSessionNotes(errOut, sess)
 	}
@@ -129,6 +130,7 @@ func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags
 		return err
 	}
 	defer sess.Close()
+	defer startNotify(sess, s.deployment, cmd.ErrOrStderr())()
 	if !rf.json {
 		printSessionNotes(cmd.ErrOrStderr(), sess)
 	}

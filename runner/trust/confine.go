@@ -3,7 +3,8 @@ package trust
 // A workspace's deployment file may tighten the operator's sandbox, never
 // loosen it: it cannot turn the sandbox off or make host paths writable,
 // for the run or for an MCP server it declares. Those settings are the
-// operator's alone (their deployment.json, --sandbox). What a workspace
+// operator's alone (their deployment.json, --sandbox), and so is
+// notify.command, a program run on the host at every alert. What a workspace
 // asks for beyond that is refused here, before anything applies, and the
 // trust prompt says so with a "!" line; the rest of its configuration
 // still applies once trusted. Refusing the one setting rather than the
@@ -45,6 +46,13 @@ func confine(base, d *runner.Deployment, file string) []Change {
 			refuse("%s asks to make %s writable in the sandbox: refused", file, strings.Join(refused, ", "))
 			d.Sandbox.Writable = kept
 		}
+	}
+	if d.Origin("notify.command") == file {
+		// A program of the workspace's choosing, run on the host at every
+		// alert: not even a trusted workspace sets that.
+		out = append(out, Change{Text: file + " asks to set notify.command: refused; only your own deployment.json (in $XDG_CONFIG_HOME/guildhall) names the command alerts run", Warn: true})
+		d.Notify.Command = append([]string(nil), base.Notify.Command...)
+		d.SetOrigin("notify.command", base.Origin("notify.command"))
 	}
 	mode := runMode(d)
 	for _, name := range d.MCPServerNames() {

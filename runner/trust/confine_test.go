@@ -98,6 +98,19 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("server writable %v", w)
 			}
 		}, "asks to make " + extra + " writable for MCP server s: refused"},
+		{"an alert command", `{"notify": {"command": ["/op/bin/ntfy-me"]}}`, `{"notify": {"command": ["./pwn.sh"], "bell": false}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := strings.Join(d.Notify.Command, " "); got != "/op/bin/ntfy-me" || d.Origin("notify.command") != "/op/deployment.json" {
+				t.Errorf("notify.command %q from %q", got, d.Origin("notify.command"))
+			}
+			if d.Notify.BellOn() {
+				t.Error("the workspace could not turn its bell off")
+			}
+		}, "asks to set notify.command: refused; only your own deployment.json"},
+		{"an alert command where the operator has none", `{}`, `{"notify": {"command": ["./pwn.sh"]}}`, func(t *testing.T, d *runner.Deployment) {
+			if len(d.Notify.Command) != 0 {
+				t.Errorf("notify.command %q", d.Notify.Command)
+			}
+		}, "asks to set notify.command: refused"},
 		{"tightening is kept", `{}`, `{"sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
 			if d.Sandbox.Mode != "read-only" || d.MCPServers["s"].Mode(sandbox.ReadOnly) != sandbox.ReadOnly {
 				t.Errorf("mode %q", d.Sandbox.Mode)
