@@ -323,6 +323,7 @@ func (s *Session) logChanges(ws *tools.Workspace, runID string) (Changes, error)
 	}
 	sort.Strings(order)
 	budget := changesMaxTotal
+	undo, _ := s.ws.ReadUndo(runID)
 	for _, key := range order {
 		if len(out.Files) >= changesMaxFiles {
 			out.Truncated = true
@@ -330,6 +331,9 @@ func (s *Session) logChanges(ws *tools.Workspace, runID string) (Changes, error)
 		}
 		fl := files[key]
 		before, known := earlier(ws, key, fl.touches, fl.before)
+		if b, ok := keptBefore(s.ws, undo, key); ok {
+			before, known = b, true
+		}
 		fc := newFileChange(ws, key, before, known, &budget)
 		if fc.Status == "" {
 			continue // no net change
@@ -340,6 +344,28 @@ func (s *Session) logChanges(ws *tools.Workspace, runID string) (Changes, error)
 		out.Truncated = true
 	}
 	return out, nil
+}
+
+// keptBefore is a file's content before the run, from the run's undo
+// record (undo.go), when it kept one.
+func keptBefore(ws store.Workspace, u *store.Undo, key string) (string, bool) {
+	if u == nil || u.Foreign {
+		return "", false
+	}
+	e := u.Entry(key)
+	switch {
+	case e == nil:
+		return "", false
+	case !e.Before.Exists:
+		return "", true
+	case !e.Before.Kept:
+		return "", false
+	}
+	b, err := ws.ReadContent(u.RunID, e.Before.SHA256)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // toolPath is a tool's path argument as a clean workspace-relative path,
@@ -410,7 +436,7 @@ func newFileChange(ws *tools.Workspace, key, before string, known bool, budget *
 	case err != nil && errors.As(err, &pe) && strings.Contains(pe.Reason, "more than"):
 		fc.Status, fc.Note = "too large", "larger than 1 MiB: not diffed"
 		return fc
-	case err != nil && known && before == "":
+	case err != nil && known && before == "" && errors.As(err, &pe) && pe.Kind == tools.KindNotFound:
 		return FileChange{} // made and removed again
 	case err != nil:
 		fc.Status, fc.Note = "deleted", "not readable now: "+err.Error()
@@ -421,7 +447,7 @@ func newFileChange(ws *tools.Workspace, key, before string, known bool, budget *
 		fc.Status, fc.Note = "binary", "binary file: not diffed"
 		return fc
 	}
-	if known && before == after {
+	if known && before == after && fc.Status != "deleted" {
 		return FileChange{} // changed and changed back
 	}
 	switch {

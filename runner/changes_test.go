@@ -112,18 +112,49 @@ func TestChangesFromTheLog(t *testing.T) {
 	if a.Status != "modified" || a.Added != 1 || a.Removed != 1 || !strings.Contains(a.Patch, "-two\n+TWO\n") || !strings.Contains(a.Patch, "--- a/lib/a.sh") {
 		t.Errorf("lib/a.sh: %+v", a)
 	}
+	// The earlier contents the log does not hold come from the run's
+	// sealed undo record.
 	b := fileChange(t, ch, "new/b.txt")
-	if b.Status != "written" || b.Added != 1 || !strings.Contains(b.Patch, "+fresh") || b.Note == "" {
-		t.Errorf("new/b.txt (written, no earlier content in the log): %+v", b)
+	if b.Status != "added" || b.Added != 1 || !strings.Contains(b.Patch, "--- /dev/null\n+++ b/new/b.txt") || !strings.Contains(b.Patch, "+fresh") {
+		t.Errorf("new/b.txt (created by the run): %+v", b)
 	}
 	o := fileChange(t, ch, "old.txt")
-	if o.Status != "written" || strings.Contains(o.Patch, "before the run") {
+	if o.Status != "modified" || !strings.Contains(o.Patch, "-before the run\n+after\n") {
+		t.Errorf("old.txt (its earlier content kept): %+v", o)
+	}
+}
+
+// Without an undo record (a run of an older Guildhall, or one whose record
+// is gone), a file written whole has no known earlier content, and none is
+// invented.
+func TestChangesFromTheLogWithoutAnUndoRecord(t *testing.T) {
+	g := changesGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{"solo": {
+		turn("", call("write_file", map[string]any{"path": "old.txt", "content": "after\n"})),
+		turn("", call("write_file", map[string]any{"path": "new/b.txt", "content": "fresh\n"})),
+		turn("", finishCall("success", "done")),
+	}})
+	write(t, h.dir, "old.txt", "before the run\n")
+	_, _, meta := h.run()
+	if err := os.Remove(filepath.Join(h.dir, ".orchestration", "runs", meta.RunID, "undo.json")); err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{cfg: SessionConfig{Workspace: h.dir, Deployment: h.opts.Deployment}, ws: testWS(h.dir)}
+	ch, err := s.Changes(context.Background(), meta.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := fileChange(t, ch, "old.txt"); o.Status != "written" || strings.Contains(o.Patch, "before the run") {
 		t.Errorf("old.txt must not invent an earlier content: %+v", o)
+	}
+	if b := fileChange(t, ch, "new/b.txt"); b.Status != "written" || b.Note == "" {
+		t.Errorf("new/b.txt: %+v", b)
 	}
 }
 
 // An edit whose new text was changed again outside the file tools cannot
-// be undone: the file is listed as written, not with an invented diff.
+// be undone from the log; the undo record kept the content before the
+// edit, so the diff is from that, never from an invented one.
 func TestChangesFromTheLogNeverInventAnEarlierContent(t *testing.T) {
 	ch := changesOf(t, func(dir string) { write(t, dir, "f.txt", "alpha\n") },
 		turn("", call("edit_file", map[string]any{"path": "f.txt", "old_string": "alpha", "new_string": "beta"})),
@@ -131,7 +162,7 @@ func TestChangesFromTheLogNeverInventAnEarlierContent(t *testing.T) {
 		turn("", finishCall("success", "done")),
 	)
 	f := fileChange(t, ch, "f.txt")
-	if f.Status != "written" || strings.Contains(f.Patch, "alpha") || !strings.Contains(f.Patch, "+gamma") {
+	if f.Status != "modified" || !strings.Contains(f.Patch, "-alpha\n+gamma\n") || strings.Contains(f.Patch, "beta") {
 		t.Errorf("f.txt: %+v", f)
 	}
 }

@@ -393,6 +393,9 @@ func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *to
 	if r.opts.WebSearch != nil {
 		env.WebSearch = *r.opts.WebSearch
 	}
+	if r.undo != nil {
+		env.Undo = r.undo
+	}
 	if !r.opts.NoInput {
 		env.Asker = &asker{r: r, f: f, assistantText: assistantText}
 	}

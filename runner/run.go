@@ -130,6 +130,9 @@ type Run struct {
 	id     string
 	ws     store.Workspace
 	wsTool *tools.Workspace
+	// undo keeps the earlier contents of the files the file tools write
+	// (undo.go).
+	undo   *undoRecorder
 	sb     *sandbox.Sandbox
 	mcp    *mcpState // nil without MCP servers
 	meta   *store.Meta
@@ -317,6 +320,7 @@ func (r *Run) open() error {
 	if r.wsTool, err = tools.OpenWorkspace(r.opts.Workspace); err != nil {
 		return err
 	}
+	r.undo = openUndo(r.ws, r.id)
 	if err := r.openSandbox(); err != nil {
 		return err
 	}
@@ -491,6 +495,9 @@ func (r *Run) close() {
 	r.closeSandbox()
 	if r.log != nil {
 		_ = r.log.Close()
+	}
+	if r.undo != nil {
+		r.undo.finish(r.wsTool)
 	}
 	if r.wsTool != nil {
 		_ = r.wsTool.Close()

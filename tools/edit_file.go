@@ -50,8 +50,10 @@ func (editFile) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 			Message: fmt.Sprintf("%s: old_string matches %d places; include more surrounding text so it matches exactly one", showPath(a.Path), n)}
 	}
 	out := strings.Replace(text, a.OldString, a.NewString, 1)
+	env.keepPrior("edit_file", rel)
 	if err := env.Workspace.writeAtomic(a.Path, rel, []byte(out)); err != nil {
 		return pathFail(a.Path, err)
 	}
+	env.wrote(rel, []byte(out))
 	return OK(map[string]any{"path": a.Path, "replacements": 1, "bytes": len(out)})
 }

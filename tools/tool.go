@@ -132,4 +132,7 @@ type Env struct {
 	// Sandbox confines the subprocess tools (tools/sandbox); without one
 	// they refuse to run.
 	Sandbox *sandbox.Sandbox
+	// Undo keeps what the file tools change, for a revert (undo.go); nil
+	// keeps nothing.
+	Undo Undo
 }

@@ -392,6 +392,12 @@ func (w *Workspace) writeAtomic(given, rel string, data []byte) error {
 
 // writeAtomicIn is writeAtomic over any root.
 func writeAtomicIn(root *os.Root, given, rel string, data []byte) error {
+	return writeAtomicMode(root, given, rel, data, 0)
+}
+
+// writeAtomicMode is writeAtomicIn giving the file the permission bits
+// mode, or keeping an existing file's (0644 for a new one) when mode is 0.
+func writeAtomicMode(root *os.Root, given, rel string, data []byte, mode fs.FileMode) error {
 	perm := fs.FileMode(0o644)
 	if fi, err := root.Lstat(rel); err == nil {
 		if err := regularOnly(given, fi); err != nil {
@@ -400,6 +406,9 @@ func writeAtomicIn(root *os.Root, given, rel string, data []byte) error {
 		perm = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return wrapPathErr(given, err)
+	}
+	if mode != 0 {
+		perm = mode
 	}
 	dir := path.Dir(rel)
 	if dir != "." {

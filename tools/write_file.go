@@ -23,8 +23,10 @@ func (writeFile) Call(ctx context.Context, env *Env, args json.RawMessage) Resul
 	if err != nil {
 		return pathFail(a.Path, err)
 	}
+	env.keepPrior("write_file", rel)
 	if err := env.Workspace.writeAtomic(a.Path, rel, []byte(a.Content)); err != nil {
 		return pathFail(a.Path, err)
 	}
+	env.wrote(rel, []byte(a.Content))
 	return OK(map[string]any{"path": a.Path, "bytes": len(a.Content)})
 }
