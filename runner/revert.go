@@ -259,7 +259,7 @@ func laterChange(ws store.Workspace, id string, e store.UndoEntry, now tools.Sta
 	if !utf8.ValidString(end) || !utf8.ValidString(cur) || strings.IndexByte(end, 0) >= 0 || strings.IndexByte(cur, 0) >= 0 {
 		return "", "binary content: the change is not shown"
 	}
-	from, to := "a/"+e.Path, "b/"+e.Path
+	from, to := e.Path+" (as the run left it)", e.Path+" (now)"
 	if !e.After.Exists {
 		from = "/dev/null"
 	}

@@ -122,7 +122,7 @@ func TestRevertRefusesALaterChangeUnlessForced(t *testing.T) {
 		t.Fatalf("plan for one path: %+v", plan.Files)
 	}
 	f := plan.Files[0]
-	if !f.Later || !strings.Contains(f.LaterDiff, "+the operator's line") || !strings.Contains(f.LaterDiff, "--- a/a.txt") {
+	if !f.Later || !strings.Contains(f.LaterDiff, "+the operator's line") || !strings.Contains(f.LaterDiff, "--- a.txt (as the run left it)\n+++ a.txt (now)") {
 		t.Fatalf("a.txt: %+v", f)
 	}
 	res, err := ApplyRevert(ws, dir, plan, false, "cli", time.Now())

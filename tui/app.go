@@ -168,6 +168,7 @@ type Model struct {
 	resultOpen resultState
 	changes    *changesState // what the run on screen changed
 	diff       *diffView     // the open per-file diff
+	revert     *revertState  // the open revert dialog (revert.go)
 	// flash is a notice from a key pressed in an overlay, shown inside it
 	// (the banner line is behind it); the next key clears it.
 	flash      string
@@ -638,6 +639,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case editedMsg:
 		m.applyEdited(msg)
 		return m, nil
+	case revertPlanMsg, revertDoneMsg:
+		return m, m.applyRevertMsg(msg)
 	case changesMsg:
 		m.applyChanges(msg)
 		return m, nil

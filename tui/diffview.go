@@ -98,7 +98,7 @@ func (m *Model) diffBox(w int) []string {
 			body = append(body, ansi.Truncate(l, inner, "…"))
 		}
 	}
-	body = append(body, hints(inner, "esc", "close", "←→", "file", "↑↓ pgup pgdn", "scroll", "y", "copy diff"))
+	body = append(body, hints(inner, "esc", "close", "←→", "file", "↑↓ pgup pgdn", "scroll", "y", "copy diff", "u", "revert file"))
 	return boxed(title, body, w)
 }
 
@@ -118,6 +118,10 @@ func (m *Model) keyDiff(key string) tea.Cmd {
 		if d.file < len(files) {
 			f := files[d.file]
 			return m.copyText("the diff of "+render.SanitizeLine(f.Path), f.Patch)
+		}
+	case "u":
+		if d.file < len(files) {
+			return m.openRevert([]string{files[d.file].Path})
 		}
 	case "G", "end":
 		d.scroll = max(0, len(d.lines)-(m.overlayBodyH()-1))

@@ -57,6 +57,7 @@ func keyHelp() [][2]string {
 		{"↑↓ / 1-9", "pick an option in the question modal"},
 		{"tab", "switch inquiry / plan change (interrupt)"},
 		{"w", "result: what changed, file by file (←→ files)"},
+		{"U / u", "result: revert the run's edits / what changed: revert the file"},
 		{"d / c", "result: technical details / copy raw error"},
 		{"/ n N", "transcript, log: search, next / previous match"},
 		{"J", "transcript, inspector: tool calls as JSON / text"},
@@ -186,6 +187,8 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case m.confirm != nil:
 		return m.keyConfirm(key)
+	case m.revert != nil:
+		return m.keyRevert(key)
 	case m.help:
 		return m.keyPager(key, &m.helpScroll, func() { m.help, m.helpScroll = false, 0 }, "?")
 	case m.endpoint != nil:
@@ -662,6 +665,8 @@ func (m *Model) keyResult(key string) tea.Cmd {
 		return m.copyRaw()
 	case "y":
 		return m.copyText("the result summary", resultSummary(m.view))
+	case "U":
+		return m.openRevert(nil)
 	case "w":
 		switch c := m.changes; {
 		case c == nil || !c.loaded:

@@ -140,7 +140,7 @@ func (m *Model) resultKeys() []string {
 	v := m.view
 	keys := []string{"esc", "close"}
 	if m.changes != nil && m.changes.loaded && len(m.changes.changes.Files) > 0 {
-		keys = append(keys, "w", "what changed")
+		keys = append(keys, "w", "what changed", "U", "revert")
 	}
 	if resultSummary(v) != "" {
 		keys = append(keys, "y", "copy summary")

@@ -313,6 +313,8 @@ func (m *Model) overlayBox() []string {
 	switch {
 	case m.confirm != nil:
 		return m.confirmBox(w)
+	case m.revert != nil:
+		return m.revertBox(w)
 	case m.help:
 		return m.helpBox(w)
 	case m.endpoint != nil:

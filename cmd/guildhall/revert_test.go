@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // editScript is a run whose orchestrator edits a.txt, creates new/b.txt
@@ -201,4 +202,54 @@ func (a *attachTmux) startShell(name string, args ...string) {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// TestRevertFromTheConsole: in the console, u on a file of "what changed"
+// reverts it after y; U on the result card plans the rest, shows a file
+// changed after the run with that change, and reverts it only after f and
+// a second y.
+func TestRevertFromTheConsole(t *testing.T) {
+	h := newHostile(t)
+	tm := newAttachTmux(t, h)
+	ws := h.workspace("console")
+	h.write(filepath.Join(ws, "a.txt"), "one\ntwo\n", 0o644)
+	tm.start("c", filepath.Join(h.root, "c.stderr"), "--workspace", ws, "--guild", editGuild(t, h), "--provider", "script", "--script", editScript(t), "Edit the files")
+	tm.waitFor("c", "Result · run-", "What changed · 2 files", "U revert")
+	id := onlyRun(t, ws)
+	h.write(filepath.Join(ws, "new", "b.txt"), "fresh\nmine\n", 0o644)
+
+	tm.tmux("send-keys", "-t", "c", "w")
+	tm.waitFor("c", "What changed · file 1 of 2", "a.txt", "u revert file")
+	tm.tmux("send-keys", "-t", "c", "u")
+	tm.waitFor("c", "Revert "+id+" · a.txt", "Back to how they were before the run", "restore  a.txt", "y revert 1 file")
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\nTWO\n" {
+		t.Fatalf("a.txt changed before y: %q", got)
+	}
+	tm.tmux("send-keys", "-t", "c", "y")
+	tm.waitFor("c", "Restored a.txt")
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "one\ntwo\n" {
+		t.Fatalf("a.txt is %q after u, y", got)
+	}
+	tm.tmux("send-keys", "-t", "c", "Escape")
+
+	tm.waitFor("c", "Result · "+id)
+	tm.tmux("send-keys", "-t", "c", "U")
+	tm.waitFor("c", "Changed after the run ended: not reverted unless you press f", "delete   new/b.txt", "+mine", "Already as before the run: a.txt", "f also the later-changed")
+	tm.tmux("send-keys", "-t", "c", "y") // nothing revertable without f
+	time.Sleep(300 * time.Millisecond)
+	if got := readFile(t, filepath.Join(ws, "new", "b.txt")); got != "fresh\nmine\n" {
+		t.Fatalf("new/b.txt was reverted without f: %q", got)
+	}
+	tm.tmux("send-keys", "-t", "c", "f")
+	tm.waitFor("c", "new/b.txt changed after the run ended. Reverting discards that change too", "Discard it and revert 1 file?")
+	tm.tmux("send-keys", "-t", "c", "y")
+	tm.waitFor("c", "Deleted new/b.txt")
+	if _, err := os.Stat(filepath.Join(ws, "new")); !os.IsNotExist(err) {
+		t.Errorf("new/ is still there: %v", err)
+	}
+	tm.tmux("send-keys", "-t", "c", "Escape")
+	show := h.run(ws, 0, "show", id, "--workspace", ws)
+	if !strings.Contains(show.stdout, "from the console: restored a.txt") || !strings.Contains(show.stdout, "from the console: deleted new/b.txt; over later changes to new/b.txt") {
+		t.Errorf("show:\n%s", show)
+	}
 }
