@@ -382,7 +382,7 @@ func recordRevert(ws store.Workspace, id string, r store.UndoRevert) error {
 		return fmt.Errorf("the files were reverted, but the revert could not be recorded: %w", err)
 	}
 	rec.Reverts = append(rec.Reverts, r)
-	if err := ws.WriteUndo(rec); err != nil {
+	if err := ws.WriteUndo(rec, true); err != nil {
 		return fmt.Errorf("the files were reverted, but the revert could not be recorded: %w", err)
 	}
 	return nil

@@ -57,7 +57,7 @@ func (u *undoRecorder) Wants(rel string) (int64, bool) {
 		if !u.untracked[rel] {
 			u.untracked[rel] = true
 			u.rec.Untracked++
-			u.save()
+			u.save(false)
 		}
 		return 0, false
 	}
@@ -78,10 +78,10 @@ func (u *undoRecorder) Keep(rel, tool string, p tools.Prior) {
 		before.NotKept = p.Unread
 	default:
 		before.SHA256 = store.ContentSum(p.Data)
-		before.Kept, before.NotKept = u.keep(p.Data, before.SHA256)
+		before.Kept, before.NotKept = u.keep(p.Data, before.SHA256, true)
 	}
 	u.rec.Files = append(u.rec.Files, store.UndoEntry{Path: rel, Tool: tool, Before: before, After: before})
-	u.save()
+	u.save(true)
 }
 
 // Wrote implements tools.Undo.
@@ -100,7 +100,7 @@ func (u *undoRecorder) Wrote(rel string, data []byte) {
 		perm = e.Before.Perm
 	}
 	u.setAfter(e, store.UndoState{Exists: true, SHA256: store.ContentSum(data), Size: int64(len(data)), Perm: perm}, data)
-	u.save()
+	u.save(false)
 }
 
 // finish takes each file's end state from the workspace as the run ends,
@@ -108,8 +108,8 @@ func (u *undoRecorder) Wrote(rel string, data []byte) {
 func (u *undoRecorder) finish(ws *tools.Workspace) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.off != "" || ws == nil {
-		return
+	if u.off != "" || ws == nil || (len(u.rec.Files) == 0 && u.rec.Untracked == 0) {
+		return // nothing written: no record
 	}
 	for i := range u.rec.Files {
 		e := &u.rec.Files[i]
@@ -127,7 +127,7 @@ func (u *undoRecorder) finish(ws *tools.Workspace) {
 		u.setAfter(e, after, cur.Data)
 	}
 	u.rec.Ended = true
-	u.save()
+	u.save(true)
 }
 
 // setAfter replaces e's end state with st, keeping data (st's content)
@@ -136,7 +136,7 @@ func (u *undoRecorder) finish(ws *tools.Workspace) {
 func (u *undoRecorder) setAfter(e *store.UndoEntry, st store.UndoState, data []byte) {
 	old := e.After
 	if st.Exists && st.SHA256 != "" && data != nil {
-		st.Kept, st.NotKept = u.keep(data, st.SHA256)
+		st.Kept, st.NotKept = u.keep(data, st.SHA256, false)
 	} else if st.Exists && st.NotKept == "" {
 		st.NotKept = "larger than the copy a run keeps of a file"
 	}
@@ -149,8 +149,9 @@ func (u *undoRecorder) setAfter(e *store.UndoEntry, st store.UndoState, data []b
 }
 
 // keep stores data (named sum) unless it is kept already or would pass a
-// cap; it says whether it is kept, or why not.
-func (u *undoRecorder) keep(data []byte, sum string) (bool, string) {
+// cap; it says whether it is kept, or why not. An earlier content is kept
+// durably (store.WriteUndo says why), an end state need not be.
+func (u *undoRecorder) keep(data []byte, sum string, durable bool) (bool, string) {
 	if u.rec.References(sum) {
 		return true, ""
 	}
@@ -160,7 +161,7 @@ func (u *undoRecorder) keep(data []byte, sum string) (bool, string) {
 	case u.rec.KeptBytes+int64(len(data)) > store.UndoMaxTotal:
 		return false, fmt.Sprintf("the run's copies reached their %d MiB limit", store.UndoMaxTotal>>20)
 	}
-	if _, err := u.ws.KeepContent(u.rec.RunID, data); err != nil {
+	if _, err := u.ws.KeepContent(u.rec.RunID, data, durable); err != nil {
 		u.tell("a copy could not be kept: " + err.Error())
 		return false, "the copy could not be written"
 	}
@@ -168,8 +169,8 @@ func (u *undoRecorder) keep(data []byte, sum string) (bool, string) {
 	return true, ""
 }
 
-func (u *undoRecorder) save() {
-	if err := u.ws.WriteUndo(u.rec); err != nil {
+func (u *undoRecorder) save(durable bool) {
+	if err := u.ws.WriteUndo(u.rec, durable); err != nil {
 		// Kept for the next write that succeeds.
 		u.tell("the undo record could not be written: " + err.Error())
 	}

@@ -166,9 +166,12 @@ func (w Workspace) ReadUndo(id string) (*Undo, error) {
 	return &u, nil
 }
 
-// WriteUndo writes undo.json, sealed, atomically and durably: a
-// content's record is on disk before the file tool changes the file.
-func (w Workspace) WriteUndo(u *Undo) error {
+// WriteUndo writes undo.json, sealed and atomically; durable adds the
+// fsyncs, so that the record of a file's earlier content is on disk before
+// the file tool changes the file. A record of an end state need not be: a
+// crash that loses it makes the revert see a change after the run, and
+// refuse rather than overwrite.
+func (w Workspace) WriteUndo(u *Undo, durable bool) error {
 	dir, err := w.RunDir(u.RunID)
 	if err != nil {
 		return err
@@ -180,7 +183,7 @@ func (w Workspace) WriteUndo(u *Undo) error {
 	if err != nil {
 		return fmt.Errorf("encode undo record of %s: %w", u.RunID, err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, UndoFile), append(w.Seal.Seal(SealUndo, u.RunID, b), '\n'), 0o644)
+	return writeAtomic(filepath.Join(dir, UndoFile), append(w.Seal.Seal(SealUndo, u.RunID, b), '\n'), 0o644, durable)
 }
 
 // validSum reports whether s names a content (64 lowercase hex digits).
@@ -204,10 +207,10 @@ func (w Workspace) undoDir(id string) (string, error) {
 	return filepath.Join(dir, UndoDir), nil
 }
 
-// KeepContent stores data under run id's undo/ folder, named by its hash,
-// durably, and returns the hash. A content already there is not written
-// again.
-func (w Workspace) KeepContent(id string, data []byte) (string, error) {
+// KeepContent stores data under run id's undo/ folder, named by its hash
+// (durably: see WriteUndo), and returns the hash. A content already there
+// is not written again.
+func (w Workspace) KeepContent(id string, data []byte, durable bool) (string, error) {
 	dir, err := w.undoDir(id)
 	if err != nil {
 		return "", err
@@ -221,7 +224,7 @@ func (w Workspace) KeepContent(id string, data []byte) (string, error) {
 	if b, err := d.read(sum, UndoMaxFile); err == nil && ContentSum(b) == sum {
 		return sum, nil
 	}
-	if err := d.writeAtomic(sum, data, 0o644, true); err != nil {
+	if err := d.writeAtomic(sum, data, 0o644, durable); err != nil {
 		return "", fmt.Errorf("keep a content of %s: %w", id, err)
 	}
 	return sum, nil

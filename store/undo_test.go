@@ -27,7 +27,7 @@ func TestUndoRecordIsSealed(t *testing.T) {
 		t.Fatalf("no record: %v", err)
 	}
 	u := &Undo{RunID: id, Files: []UndoEntry{{Path: "a.txt", Tool: "write_file", Before: UndoState{Exists: true, SHA256: ContentSum([]byte("x")), Kept: true}}}}
-	if err := ws.WriteUndo(u); err != nil {
+	if err := ws.WriteUndo(u, true); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ws.ReadUndo(id)
@@ -43,7 +43,7 @@ func TestUndoRecordIsSealed(t *testing.T) {
 		t.Error("a record read without a key is not foreign")
 	}
 	got.Foreign = true
-	if err := ws.WriteUndo(got); err == nil {
+	if err := ws.WriteUndo(got, true); err == nil {
 		t.Error("a foreign record was rewritten (and so sealed)")
 	}
 	// A record naming another run.
@@ -58,11 +58,11 @@ func TestUndoRecordIsSealed(t *testing.T) {
 
 func TestKeptContentsAreCheckedByTheirNames(t *testing.T) {
 	ws, id := undoWS(t)
-	sum, err := ws.KeepContent(id, []byte("before\n"))
+	sum, err := ws.KeepContent(id, []byte("before\n"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := ws.KeepContent(id, []byte("before\n")); again != sum {
+	if again, _ := ws.KeepContent(id, []byte("before\n"), true); again != sum {
 		t.Fatalf("the same content under two names: %s %s", sum, again)
 	}
 	if b, err := ws.ReadContent(id, sum); err != nil || string(b) != "before\n" {
@@ -93,7 +93,7 @@ func TestKeptContentsAreCheckedByTheirNames(t *testing.T) {
 	if err := os.Symlink(outside, blob); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.KeepContent(id, []byte("before\n")); err != nil {
+	if _, err := ws.KeepContent(id, []byte("before\n"), true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(outside); !os.IsNotExist(err) {

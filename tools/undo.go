@@ -118,8 +118,9 @@ type State struct {
 	Data []byte
 }
 
-// hashMax bounds what Current reads to hash a file.
-const hashMax = 1 << 30
+// hashMax bounds what Current reads to hash a file: a command can leave a
+// sparse file of terabytes where a run's file was.
+const hashMax = 256 << 20
 
 // Current reads the file at p, a canonical path a run's file tool wrote,
 // as a revert needs it: whether it is there, its hash, and its content up
