@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,8 +90,12 @@ func TestConsoleEditorUnderTmux(t *testing.T) {
 			t.Errorf("%s is still there after the editor: %v", path, err)
 		}
 	}
-	if got := humanAnswers(t, ws); len(got) != 1 || got[0] != "Edited 3: scope" {
-		t.Errorf("the run got the answers %q, want the edited text", got)
+	logs, _ := filepath.Glob(filepath.Join(ws, ".orchestration", "runs", "*", "log.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("run logs: %v", logs)
+	}
+	if counts, answer := logCounts(t, logs[0]); counts[event.HumanAnswer] != 1 || answer.Answer != "Edited 3: scope" {
+		t.Errorf("the run got %d answers, the last %q; want the edited text", counts[event.HumanAnswer], answer.Answer)
 	}
 }
 
@@ -104,28 +106,4 @@ func readLines(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.Fields(string(b))
-}
-
-// humanAnswers are the answers in the workspace's run logs.
-func humanAnswers(t *testing.T, ws string) []string {
-	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(ws, ".orchestration", "runs", "*", "log.jsonl"))
-	var out []string
-	for _, l := range logs {
-		f, err := os.Open(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<26)
-		for sc.Scan() {
-			var e event.Event
-			var p event.HumanAnswerPayload
-			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == event.HumanAnswer && e.Decode(&p) == nil {
-				out = append(out, p.Answer)
-			}
-		}
-		f.Close()
-	}
-	return out
 }

@@ -63,7 +63,14 @@ func notifySetup(t *testing.T, h *hostile, notify string) (recorder, calls, envF
 // away would have it.
 func (a *attachTmux) startBehind(s, stderr string, args ...string) {
 	a.t.Helper()
-	parts := []string{"exec", "env", "-i"}
+	a.tmux("new-session", "-d", "-s", s, "-n", "other", "-x", "100", "-y", "30", "sleep 600")
+	a.tmux("new-window", "-d", "-t", s+":", "-n", "console", "exec "+a.binaryLine(args...)+" 2>"+shellQuote(stderr))
+}
+
+// binaryLine is the shell command that runs the binary with args in h's
+// environment only, on a real terminal.
+func (a *attachTmux) binaryLine(args ...string) string {
+	parts := []string{"env", "-i"}
 	for _, e := range a.h.env("TERM=xterm-256color") {
 		if !strings.HasPrefix(e, "TERM=dumb") {
 			parts = append(parts, shellQuote(e))
@@ -73,8 +80,7 @@ func (a *attachTmux) startBehind(s, stderr string, args ...string) {
 	for _, arg := range args {
 		parts = append(parts, shellQuote(arg))
 	}
-	a.tmux("new-session", "-d", "-s", s, "-n", "other", "-x", "100", "-y", "30", "sleep 600")
-	a.tmux("new-window", "-d", "-t", s+":", "-n", "console", strings.Join(parts, " ")+" 2>"+shellQuote(stderr))
+	return strings.Join(parts, " ")
 }
 
 func (a *attachTmux) bellFlag(target string) string {

@@ -186,17 +186,7 @@ func TestRevertAsksOnATerminal(t *testing.T) {
 // be read after the command ended.
 func (a *attachTmux) startShell(name string, args ...string) {
 	a.t.Helper()
-	parts := []string{"env", "-i"}
-	for _, e := range a.h.env("TERM=xterm-256color") {
-		if !strings.HasPrefix(e, "TERM=dumb") {
-			parts = append(parts, shellQuote(e))
-		}
-	}
-	parts = append(parts, shellQuote(a.h.bin))
-	for _, arg := range args {
-		parts = append(parts, shellQuote(arg))
-	}
-	a.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", strings.Join(parts, " ")+"; echo exit status $?; sleep 60")
+	a.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", a.binaryLine(args...)+"; echo exit status $?; sleep 60")
 }
 
 func sha256Hex(s string) string {
