@@ -482,6 +482,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 		return &exitCodeError{code: exitError, err: fmt.Errorf("%w; a console there runs the queue when it is idle", err)}
 	}
 	defer sess.Close()
+	defer startNotify(sess, s.deployment, errOut)()
 	if !rf.json {
 		printSessionNotes(errOut, sess)
 	}
