@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -157,7 +158,7 @@ func PlanRevert(ws store.Workspace, dir, id string, paths []string) (*RevertPlan
 	plan.Commands = countCommands(ws, id)
 	want := map[string]bool{}
 	for _, p := range paths {
-		want[cleanArg(p)] = true
+		want[cleanArg(dir, p)] = true
 	}
 	for _, e := range rec.Files {
 		if len(want) > 0 && !want[e.Path] {
@@ -178,9 +179,15 @@ func PlanRevert(ws store.Workspace, dir, id string, paths []string) (*RevertPlan
 	return plan, nil
 }
 
-// cleanArg turns a path as the operator typed it into the record's form.
-func cleanArg(p string) string {
-	p = strings.TrimPrefix(strings.TrimSpace(p), "./")
+// cleanArg turns a path as the operator typed it (relative to the
+// workspace, or absolute inside it) into the record's form.
+func cleanArg(dir, p string) string {
+	p = strings.TrimSpace(p)
+	if filepath.IsAbs(p) {
+		if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+			p = filepath.ToSlash(rel)
+		}
+	}
 	if c, ok := toolPath(p); ok {
 		return c
 	}

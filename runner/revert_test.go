@@ -138,7 +138,7 @@ func TestRevertRefusesALaterChangeUnlessForced(t *testing.T) {
 	if len(res.Restored) != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Refused, "since the revert was planned") {
 		t.Fatalf("a change after the plan: %+v", res)
 	}
-	plan, _ = PlanRevert(ws, dir, id, []string{"a.txt"})
+	plan, _ = PlanRevert(ws, dir, id, []string{filepath.Join(dir, "a.txt")})
 	res, err = ApplyRevert(ws, dir, plan, true, "console", time.Now())
 	if err != nil || strings.Join(res.Forced, " ") != "a.txt" {
 		t.Fatalf("forced: %+v %v", res, err)
