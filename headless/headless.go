@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
@@ -157,8 +159,6 @@ func answerFromLines(sess *runner.Session, o Options) {
 	}
 }
 
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// IsTerminal reports whether f is a terminal: a character device that
+// answers the terminal ioctl, so /dev/null (a character device too) is not.
+func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
