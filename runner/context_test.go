@@ -165,12 +165,16 @@ func TestBackstopCompactsWithoutHandler(t *testing.T) {
 			g := testGuild(t)
 			big := strings.Repeat("x", 6000)
 			var turns []provider.ScriptTurn
+			// Six different files: the same read six times in a row would
+			// be stopped by the repetition check.
 			for i := 0; i < 6; i++ {
-				turns = append(turns, turn("", call("read_file", map[string]string{"path": "big.txt"})))
+				turns = append(turns, turn("", call("read_file", map[string]string{"path": fmt.Sprintf("big%d.txt", i)})))
 			}
 			turns = append(turns, turn("", finishCall("success", "survived")))
 			h := newHarness(t, g, map[string][]provider.ScriptTurn{"orchestrator": turns})
-			writeFile(t, h.dir, "big.txt", big)
+			for i := 0; i < 6; i++ {
+				writeFile(t, h.dir, fmt.Sprintf("big%d.txt", i), big)
+			}
 			rej := &rejecting{Provider: h.opts.Provider, limit: 5000, report: report}
 			h.opts.Provider = rej
 			h.opts.Deployment.Model.ContextWindow = 6000

@@ -43,6 +43,14 @@ type Frame struct {
 	// Loop-check watermarks.
 	CheckedToolCalls int `json:"checkedToolCalls,omitempty"`
 	CheckedTokens    int `json:"checkedTokens,omitempty"`
+	// RepeatKey identifies the latest reply (its tool calls with their
+	// arguments, or its text) and RepeatCount how many replies in a row
+	// were the same (loopcheck.go).
+	RepeatKey   string `json:"repeatKey,omitempty"`
+	RepeatCount int    `json:"repeatCount,omitempty"`
+	// TextCallCorrections counts the replies that wrote tool calls as text
+	// that could not be run, each answered with a reminder (textturn.go).
+	TextCallCorrections int `json:"textCallCorrections,omitempty"`
 
 	// Pending is the turn in progress: the tool calls of the last reply
 	// and how far dispatch has got.
@@ -68,6 +76,8 @@ type PendingTurn struct {
 	// runs: a resume that finds it set does not run the call again
 	// (checkpoint_dispatch.go).
 	Started bool `json:"started,omitempty"`
+	// AsText is set when the model wrote the calls as text: their format.
+	AsText string `json:"asText,omitempty"`
 	// ChildCard is the card of the agent call at Next once its child has
 	// finished, so a resume delivers it instead of re-running the child.
 	ChildCard *event.Card `json:"childCard,omitempty"`

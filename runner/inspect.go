@@ -442,12 +442,11 @@ func (r *Run) toolRecentRoleToolCalls(_ context.Context, f *Frame, args json.Raw
 	var calls []traced
 	for _, m := range t.History {
 		for _, tc := range m.ToolCalls {
-			sum := sha256.Sum256([]byte(canonicalJSON(tc.Arguments)))
 			kind, ok := kinds[tc.ID]
 			if !ok {
 				kind = "pending"
 			}
-			calls = append(calls, traced{Tool: tc.Name, ArgsHash: hex.EncodeToString(sum[:6]), ResultKind: kind})
+			calls = append(calls, traced{Tool: tc.Name, ArgsHash: argsHash(tc.Arguments), ResultKind: kind})
 		}
 	}
 	if len(calls) > n {
@@ -455,6 +454,14 @@ func (r *Run) toolRecentRoleToolCalls(_ context.Context, f *Frame, args json.Raw
 	}
 	r.observed(f, t, "recent_role_tool_calls")
 	return tools.OK(map[string]any{"roleId": t.RoleID, "calls": calls})
+}
+
+// argsHash identifies a call's arguments for the loop detector and the
+// repetition check: equal arguments hash equally whatever their spacing
+// or key order.
+func argsHash(args string) string {
+	sum := sha256.Sum256([]byte(canonicalJSON(args)))
+	return hex.EncodeToString(sum[:6])
 }
 
 // canonicalJSON re-encodes arguments so equal calls hash equally whatever

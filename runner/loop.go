@@ -71,12 +71,20 @@ func (r *Run) runFrame(ctx context.Context, f *Frame) (event.Card, error) {
 		if resp == nil {
 			return card, nil
 		}
+		if len(resp.ToolCalls) == 0 && resp.text.found() {
+			if card, done := r.textTurn(f, resp); done {
+				return card, nil
+			}
+			continue
+		}
 		f.History = append(f.History, provider.Message{
 			Role: "assistant", Content: resp.Content, Reasoning: resp.Reasoning, ToolCalls: resp.ToolCalls,
 		})
+		if card, done := r.repetitionCheck(f, resp.Content, resp.ToolCalls); done {
+			return card, nil
+		}
 		if len(resp.ToolCalls) == 0 {
-			r.emit(event.ImplicitFinish, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: "reply had no tool calls; its content is the summary"})
-			return event.Card{Status: "success", Summary: resp.Content}, nil
+			return r.implicitFinish(f, resp.Content), nil
 		}
 		f.Pending = &PendingTurn{Calls: resp.ToolCalls, AssistantText: resp.Content}
 	}
@@ -120,7 +128,7 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 		switch call.Name {
 		case "finish":
 			if card, ok, msg := r.parseFinish(f, call); ok {
-				r.emit(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments})
+				r.emitToolCall(f, call)
 				r.emitToolResult(f, call, tools.OK(map[string]string{"status": card.Status}), 0)
 				r.noteIgnored(f, p.Calls[p.Next+1:])
 				f.Pending = nil
@@ -199,7 +207,7 @@ func (r *Run) parseFinish(f *Frame, call provider.ToolCall) (event.Card, bool, s
 
 // finishToolMessage logs a refused finish and returns its tool result.
 func (r *Run) finishToolMessage(f *Frame, call provider.ToolCall, msg string) string {
-	r.emit(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments})
+	r.emitToolCall(f, call)
 	var res tools.Result
 	if msg == "" {
 		r.emit(event.InvalidToolCall, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, Message: "role may not call finish"})
@@ -244,7 +252,7 @@ func (r *Run) agentCall(ctx context.Context, f *Frame, call provider.ToolCall) (
 // the child's card, a refusal result, or the error that unwinds the run
 // (errStopped, or the endpoint's errEndpoint and errHalted).
 func (r *Run) startChild(ctx context.Context, f *Frame, call provider.ToolCall) (*event.Card, *tools.Result, error) {
-	r.emit(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: "agent", CallID: call.ID, Arguments: call.Arguments})
+	r.emitToolCall(f, call)
 	if res := r.checkGrant(f, call.Name); res != nil {
 		r.emitToolResult(f, call, *res, 0)
 		return nil, res, nil
@@ -329,7 +337,7 @@ func (r *Run) schema(name string) *jsonschema.Resolved {
 // dispatch runs one ordinary tool call and returns the conversation text of
 // its result.
 func (r *Run) dispatch(ctx context.Context, f *Frame, call provider.ToolCall, assistantText string) string {
-	r.emit(event.ToolCall, event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments})
+	r.emitToolCall(f, call)
 	start := time.Now()
 	res := r.invoke(ctx, f, call, assistantText)
 	r.emitToolResult(f, call, res, time.Since(start))
@@ -402,16 +410,15 @@ func (r *Run) toolEnv(f *Frame, assistantText string, ceiling time.Duration) *to
 	return env
 }
 
-// emitToolResult logs a tool's untruncated result.
-func (r *Run) emitToolResult(f *Frame, call provider.ToolCall, res tools.Result, elapsed time.Duration) {
-	p := event.ToolResultPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID, Kind: res.Kind, ElapsedMs: elapsed.Milliseconds()}
-	if r.opts.LogLevel == LogFull || res.Failed() {
-		b, err := json.Marshal(res)
-		if err == nil {
-			p.Result = b
-		}
+// emitToolCall logs a call about to be dispatched, marked when the model
+// wrote it as text.
+func (r *Run) emitToolCall(f *Frame, call provider.ToolCall) {
+	r.acted = true
+	p := event.ToolCallPayload{Role: f.Role, RoleID: f.RoleID, Tool: call.Name, CallID: call.ID, Arguments: call.Arguments}
+	if f.Pending != nil {
+		p.AsText = f.Pending.AsText
 	}
-	r.emit(event.ToolResult, p)
+	r.emit(event.ToolCall, p)
 }
 
 // conversationText is a result as the model sees it: JSON, truncated to

@@ -41,13 +41,21 @@ func (r *Run) buildRequest(f *Frame) provider.Request {
 	return req
 }
 
+// reply is a model call's answer: the provider's response and, when it
+// made no tool call through the API, the calls its content wrote as text.
+type reply struct {
+	*provider.Response
+	text textCalls
+}
+
 // callModel makes f's next model call with retries. It returns the reply,
-// or a card that finishes the role (llm_unavailable), or errStopped. A
+// or a card that finishes the role (llm_unavailable, or empty_reply when
+// every attempt came back with nothing to say), or errStopped. A
 // provider that keeps failing suspends the run until it answers again —
 // unless it never answered in this process (errEndpoint: a setup problem),
 // or its probe keeps saying it is back while every call fails
 // (errHalted: the run stops instead of looping).
-func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, event.Card, error) {
+func (r *Run) callModel(ctx context.Context, f *Frame) (*reply, event.Card, error) {
 	attempts := r.opts.Deployment.Executor.ProviderHealth.Retries
 	if attempts <= 0 {
 		attempts = 3
@@ -59,12 +67,12 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 		req.Tools = append(req.Tools, r.mcpToolSpecs(ctx, f)...)
 		r.emit(event.LLMCallStart, event.LLMCallStartPayload{Role: f.Role, RoleID: f.RoleID})
 		start := time.Now()
-		resp, err := r.complete(ctx, f, req)
+		resp, text, err := r.complete(ctx, f, req)
 		if err == nil {
 			r.opts.Health.success(r.now())
 			r.failing = failStreak{}
 			r.logCall(f, req, resp, time.Since(start))
-			return resp, event.Card{}, nil
+			return &reply{Response: resp, text: text}, event.Card{}, nil
 		}
 		if ctx.Err() != nil {
 			return nil, event.Card{}, errStopped
@@ -129,6 +137,9 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*provider.Response, even
 			return nil, event.Card{}, errStopped
 		}
 	}
+	if errors.Is(last, errEmptyReply) {
+		return nil, r.emptyReplyCard(f, attempts, last), nil
+	}
 	msg := fmt.Sprintf("the model endpoint did not answer usefully after %d attempts: %v", attempts, last)
 	r.emit(event.LLMUnavailable, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg})
 	card := errorCard("llm_unavailable", "The model endpoint is unavailable; the role could not continue.")
@@ -163,7 +174,22 @@ func (r *Run) endpoint() provider.Endpoint {
 	return provider.Endpoint{Provider: r.opts.Provider.Name(), BaseURL: withoutCredentials(r.opts.Deployment.Model.APIBase)}
 }
 
-func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*provider.Response, error) {
+// emptyReplyCard finishes a role whose every attempt came back with
+// nothing to say: an implicit finish, as the reply had no tool calls, but
+// not a success.
+func (r *Run) emptyReplyCard(f *Frame, attempts int, last error) event.Card {
+	msg := fmt.Sprintf("the model replied %d times in a row with nothing to act on: %s", attempts, failureMessage(last))
+	r.emit(event.ImplicitFinish, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg, Status: "error", Kind: kindEmptyReply})
+	return errorCard(kindEmptyReply, fmt.Sprintf("The model answered %d times with an empty reply (no text and no tool call, or only markup); the role could not continue.", attempts))
+}
+
+// kindEmptyReply is the error kind of a role whose replies were empty.
+const kindEmptyReply = "empty_reply"
+
+// complete makes one model call. A reply with no tool call through the
+// API is read for calls written as text; one with neither those nor
+// anything to say (empty, white space, only markup) is an empty reply.
+func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*provider.Response, textCalls, error) {
 	timeout := time.Duration(r.opts.Deployment.Executor.ProviderHealth.RequestTimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -177,21 +203,35 @@ func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*pr
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && provider.AsError(err) == nil {
 			err = &provider.Error{Category: provider.CategoryTimeout, Err: err}
 		}
-		return nil, err
+		return nil, textCalls{}, err
 	}
-	if resp.Content == "" && len(resp.ToolCalls) == 0 {
-		if resp.FinishReason == "length" {
-			return nil, &provider.Error{Category: provider.CategoryBadRequest, Err: errLengthOnly}
-		}
-		return nil, &provider.Error{Category: provider.CategoryMalformed, Err: emptyReply(resp)}
+	if len(resp.ToolCalls) > 0 {
+		return resp, textCalls{}, nil
 	}
-	return resp, nil
+	if resp.Content == "" && resp.FinishReason == "length" {
+		return nil, textCalls{}, &provider.Error{Category: provider.CategoryBadRequest, Err: errLengthOnly}
+	}
+	text := parseTextCalls(resp.Content)
+	if !text.found() && !answered(resp.Content) {
+		return nil, textCalls{}, &provider.Error{Category: provider.CategoryMalformed, Err: emptyReply(resp)}
+	}
+	for i, c := range text.Calls {
+		text.Calls[i].Name = names.local(c.Name, r.opts.Deployment.MCPServers)
+	}
+	return resp, text, nil
 }
 
 // emptyReply says what an empty reply was: the model ended its turn at
-// once, with no text and no tool call.
+// once, with no text and no tool call, or wrote only white space or the
+// markup of a chat template.
 func emptyReply(resp *provider.Response) error {
 	why := "the model ended its turn at once, with no text and no tool call"
+	switch {
+	case strings.TrimSpace(resp.Content) == "" && resp.Content != "":
+		why = "the model wrote only white space, with no tool call"
+	case resp.Content != "":
+		why = fmt.Sprintf("the model wrote only markup or template tokens (%s), with no tool call", clipRunes(strings.Join(strings.Fields(resp.Content), " "), 60))
+	}
 	var facts []string
 	if resp.FinishReason != "" {
 		facts = append(facts, fmt.Sprintf("finish_reason %q", resp.FinishReason))

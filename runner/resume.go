@@ -150,6 +150,10 @@ func Resume(opts Options, id string) (*Run, error) {
 				r.loggedFinish[p.RoleID] = true
 				r.loggedCards[p.RoleID] = event.Card{Status: p.Status, Summary: p.Summary, Artifacts: p.Artifacts, Error: p.Error}
 			}
+		case event.ToolCall:
+			r.acted = true
+		case event.TextToolCalls:
+			r.textNoted = true
 		}
 	}
 	r.started = startedOutcome(backlog, r.stack[len(r.stack)-1])

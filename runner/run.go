@@ -181,6 +181,10 @@ type Run struct {
 	halt       event.Card
 	// budget counts what the run spent against its limits (budget.go).
 	budget budgetState
+	// acted is set by the run's first tool call; entryImplicit when the
+	// entry role finished with a reply without tool calls; textNoted once
+	// the operator was told that the endpoint writes tool calls as text.
+	acted, entryImplicit, textNoted bool
 }
 
 // ID is the run id.
@@ -460,7 +464,7 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 	}
 	r.metaMu.Unlock()
 	r.concluded.Store(true)
-	r.emit(event.RunStatus, event.RunStatusPayload{Status: status, Card: &card})
+	r.emit(event.RunStatus, event.RunStatusPayload{Status: status, Card: &card, NoAction: r.entryImplicit && !r.acted})
 	if err := r.saveMeta(); err != nil {
 		return Outcome{RunID: r.id}, err
 	}

@@ -157,16 +157,22 @@ func (w *wireNames) fromWire(resp *provider.Response, declared map[string]mcp.Co
 		return
 	}
 	for i, tc := range resp.ToolCalls {
-		if w != nil {
-			if name, ok := w.from[tc.Name]; ok {
-				resp.ToolCalls[i].Name = name
-				continue
-			}
-		}
-		if server, tool, ok := strings.Cut(tc.Name, "__"); ok && tool != "" {
-			if _, known := declared[server]; known {
-				resp.ToolCalls[i].Name = server + "." + tool
-			}
+		resp.ToolCalls[i].Name = w.local(tc.Name, declared)
+	}
+}
+
+// local is the guild's name of a tool the provider was sent as wire (a
+// call in a reply, or one its content wrote as text).
+func (w *wireNames) local(wire string, declared map[string]mcp.Config) string {
+	if w != nil {
+		if name, ok := w.from[wire]; ok {
+			return name
 		}
 	}
+	if server, tool, ok := strings.Cut(wire, "__"); ok && tool != "" {
+		if _, known := declared[server]; known {
+			return server + "." + tool
+		}
+	}
+	return wire
 }

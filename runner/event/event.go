@@ -74,7 +74,45 @@ const (
 	// run went away and the run goes on headless in the same process, and
 	// how to attach to it again.
 	ConsoleDetached Type = "console_detached"
+	// TextToolCalls records, once per run, that the endpoint returned tool
+	// calls written as text in a reply's content rather than through the
+	// API, whether they were run, and the usual cause.
+	TextToolCalls Type = "text_tool_calls"
+	// Repetition records that a role sent the same reply (the same text,
+	// or the same tool calls with the same arguments) several times in a
+	// row: first a corrective note, then, when it went on, the end of the
+	// role with loop_detected.
+	Repetition Type = "repetition"
 )
+
+// TextToolCallsPayload: a reply wrote its tool calls as text. Format is
+// hermes (<tool_call>{…}</tool_call>), mistral ([TOOL_CALLS] […]), llama
+// (<|python_tag|>{…} or a bare {"name", "parameters"} object) or json (a
+// lone fenced {"name", "arguments"} object). Executed says the calls were
+// run; otherwise the model was told to call tools through the API, and
+// Problem says why they could not be run. Message is the platform's own
+// sentence for the operator: what happened and the usual cause.
+type TextToolCallsPayload struct {
+	Role     string `json:"role"`
+	RoleID   string `json:"roleId,omitempty"`
+	Format   string `json:"format"`
+	Executed bool   `json:"executed"`
+	Problem  string `json:"problem,omitempty"`
+	Message  string `json:"message"`
+}
+
+// RepetitionPayload: the same reply Count times in a row. Tool and
+// ArgsHash name the repeated call (the hash is recent_role_tool_calls'
+// argsHash) when the reply made one; Action is "noted" (a corrective note
+// was added) or "stopped" (the role finished with loop_detected).
+type RepetitionPayload struct {
+	Role     string `json:"role"`
+	RoleID   string `json:"roleId,omitempty"`
+	Count    int    `json:"count"`
+	Tool     string `json:"tool,omitempty"`
+	ArgsHash string `json:"argsHash,omitempty"`
+	Action   string `json:"action"`
+}
 
 // ConsoleDetachedPayload: the console's process and the command that
 // attaches a terminal to the run (never the token: that is only in the
@@ -177,6 +215,10 @@ type RunStatusPayload struct {
 	Reason string     `json:"reason,omitempty"`
 	Card   *Card      `json:"card,omitempty"`
 	Error  *ErrorInfo `json:"error,omitempty"`
+	// NoAction is set on a finished run whose entry role finished with a
+	// reply without tool calls and which made no tool call at all: the
+	// model answered without doing anything.
+	NoAction bool `json:"noAction,omitempty"`
 }
 
 // RoleStartPayload: a role instance begins.
@@ -339,12 +381,19 @@ type ToolCallPayload struct {
 	Tool      string `json:"tool"`
 	CallID    string `json:"callId,omitempty"`
 	Arguments string `json:"arguments"`
+	// AsText is set on a call the model wrote as text in its reply rather
+	// than through the API: the format it used (see TextToolCallsPayload).
+	AsText string `json:"asText,omitempty"`
 }
 
 // ToolResultPayload: the untruncated result of a tool call. Kind is
 // "success" or an error kind; Result is the full ToolResult JSON
 // ({kind:"success", data} or {kind, message, details}). At log level
-// "standard" Result is omitted.
+// "standard" Result is omitted, except for an error and for a subprocess
+// tool's result: kept whole when its command failed, and otherwise with
+// each output stream cut to its head and tail (Excerpt is then set).
+// Outcome is what a subprocess tool's commands did: a tool that ran
+// (kind success) may have run a command that failed.
 type ToolResultPayload struct {
 	Role      string          `json:"role"`
 	RoleID    string          `json:"roleId,omitempty"`
@@ -352,6 +401,8 @@ type ToolResultPayload struct {
 	CallID    string          `json:"callId,omitempty"`
 	Kind      string          `json:"kind"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	Excerpt   bool            `json:"excerpt,omitempty"`
+	Outcome   *ToolOutcome    `json:"outcome,omitempty"`
 	ElapsedMs int64           `json:"elapsedMs"`
 }
 
@@ -481,12 +532,15 @@ type HumanAnswerPayload struct {
 
 // FailurePayload carries the role and the detail of the failure events
 // (llm_unavailable, context_budget_exceeded, implicit_finish, unknown_tool,
-// invalid_tool_call).
+// invalid_tool_call). An implicit_finish also says which status the role
+// finished with, and the error kind when it is not success.
 type FailurePayload struct {
 	Role    string `json:"role"`
 	RoleID  string `json:"roleId,omitempty"`
 	Tool    string `json:"tool,omitempty"`
 	Message string `json:"message,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Kind    string `json:"kind,omitempty"`
 }
 
 // ProviderFailurePayload records one failed provider request. Body is a
