@@ -37,13 +37,18 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if e.Decode(&p) != nil {
 			return "", false
 		}
-		mark := "✓"
-		if p.Status != "success" {
-			mark = "✗"
-		}
-		s := fmt.Sprintf("%s%s %s %s: %s", indent(p.Depth), mark, SanitizeLine(p.RoleID), SanitizeLine(p.Status), clip(p.Summary, 90))
+		kind := ""
 		if p.Error != nil {
-			s += " [" + SanitizeLine(p.Error.Kind) + "]"
+			kind = p.Error.Kind
+		}
+		v := RoleVerdict(p.Status, kind)
+		word := SanitizeLine(p.Status)
+		if v.Word == OutcomeInterrupted {
+			word, kind = OutcomeInterrupted, ""
+		}
+		s := fmt.Sprintf("%s%s %s %s: %s", indent(p.Depth), v.Glyph, SanitizeLine(p.RoleID), word, clip(p.Summary, 90))
+		if kind != "" {
+			s += " [" + SanitizeLine(kind) + "]"
 		}
 		return s, true
 	case event.ToolCall:
@@ -57,15 +62,7 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if e.Decode(&p) != nil || p.Tool == "agent" || p.Tool == "finish" {
 			return "", false
 		}
-		s := fmt.Sprintf("  %s ← %s %s", SanitizeLine(p.RoleID), SanitizeLine(p.Tool), SanitizeLine(p.Kind))
-		if p.Kind != "success" {
-			var r struct{ Message string }
-			_ = json.Unmarshal(p.Result, &r)
-			if r.Message != "" {
-				s += ": " + clip(r.Message, 80)
-			}
-		}
-		return s, true
+		return ToolResultLine(p), true
 	case event.AskHuman:
 		var p event.AskHumanPayload
 		if e.Decode(&p) != nil {
@@ -105,6 +102,18 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		}
 		return fmt.Sprintf("! %s: %d tool calls after %s were not run (%s): %s", SanitizeLine(p.RoleID), p.Count, SanitizeLine(p.After),
 			clip(strings.Join(tools, ", "), 120), clip(p.Reason, 120)), true
+	case event.TextToolCalls:
+		var p event.TextToolCallsPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return "! " + SanitizeLine(p.RoleID) + ": " + clip(p.Message, 400), true
+	case event.Repetition:
+		var p event.RepetitionPayload
+		if e.Decode(&p) != nil {
+			return "", false
+		}
+		return RepetitionLine(p), true
 	case event.LLMUnavailable, event.ContextBudgetExceeded, event.UnknownTool, event.InvalidToolCall:
 		var p event.FailurePayload
 		if e.Decode(&p) != nil {
@@ -205,4 +214,45 @@ func MCPServerLine(p event.MCPServerPayload) string {
 		return s
 	}
 	return fmt.Sprintf("! mcp server %s %s: %s", name, SanitizeLine(p.State), clip(p.Message, 300))
+}
+
+// ToolResultLine is a tool result as a plain line, shown by the one
+// outcome rule: "← test success", "← test ✗ failed: 4 passed, 2 failed ·
+// exit 1", "← read_file ✗ not_found: message".
+func ToolResultLine(p event.ToolResultPayload) string {
+	s := fmt.Sprintf("  %s ← %s ", SanitizeLine(p.RoleID), SanitizeLine(p.Tool))
+	v := ToolVerdict(p)
+	switch {
+	case p.Kind != "success" && v.Word == OutcomeInterrupted:
+		s += v.Glyph + " interrupted"
+	case p.Kind != "success":
+		s += "✗ " + SanitizeLine(p.Kind)
+	case v.Failed():
+		return s + "✗ failed: " + SanitizeLine(v.Detail)
+	default:
+		s += "success"
+		if v.Detail != "" {
+			s += " · " + SanitizeLine(v.Detail)
+		}
+		return s
+	}
+	var r struct{ Message string }
+	_ = json.Unmarshal(p.Result, &r)
+	if r.Message != "" {
+		s += ": " + clip(r.Message, 80)
+	}
+	return s
+}
+
+// RepetitionLine says that a role repeated itself, and what was done.
+func RepetitionLine(p event.RepetitionPayload) string {
+	what := "the same reply"
+	if p.Tool != "" {
+		what = "the same " + SanitizeLine(p.Tool) + " call"
+	}
+	did := "told to change course"
+	if p.Action == "stopped" {
+		did = "stopped (loop_detected)"
+	}
+	return fmt.Sprintf("! %s sent %s %d times in a row: %s", SanitizeLine(p.RoleID), what, p.Count, did)
 }

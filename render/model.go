@@ -134,9 +134,18 @@ type Operation struct {
 	Open bool `json:"open,omitempty"`
 	// ClosedBy is the id of the return or terminate that closed a call.
 	ClosedBy string `json:"closedBy,omitempty"`
-	// Outcome is set on returns (the role's status, or success/error for a
-	// tool) and on calls closed without a return (interrupted, terminated).
+	// Outcome is set on returns and on calls closed without a return. A
+	// role's return has the role's status, or interrupted for a role
+	// stopped by a plan change or the operator (error kind interrupted); a
+	// tool's has success, error (the tool failed: ErrorKind says how) or
+	// failed (the tool ran a command that exited non-zero or reported
+	// failing checks: OutcomeDetail says how). A call closed without a
+	// return has interrupted or terminated. Views show it through
+	// OutcomeVerdict.
 	Outcome string `json:"outcome,omitempty"`
+	// OutcomeDetail is a tool return's outcome in a few words: "exit 1",
+	// "2 failed", "6 passed".
+	OutcomeDetail string `json:"outcomeDetail,omitempty"`
 	// ErrorKind is the machine error kind: the role card's error.kind
 	// (context_handoff, loop_detected, …) or a tool result's error kind.
 	ErrorKind  string `json:"errorKind,omitempty"`

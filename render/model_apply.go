@@ -345,7 +345,7 @@ func (m *Model) roleFinished(p event.RoleFinishedPayload, ts time.Time) bool {
 	if p.Error != nil {
 		errKind = p.Error.Kind
 	}
-	m.newReturn(f, status, errKind, textDetails(finishDetails(p)), ts)
+	m.newReturn(f, roleOutcome(status, errKind), errKind, textDetails(finishDetails(p)), ts)
 	if !m.sawRunStarted && p.Depth == 0 && stackID == m.Stacks[0].ID {
 		m.runStatus(event.RunStatusPayload{Status: runStatusOf(status, errKind)}, ts)
 	}
@@ -445,11 +445,9 @@ func (m *Model) toolResult(p event.ToolResultPayload, ts time.Time) bool {
 		m.touchP(pi)
 	}
 	m.Totals.LatestElapsedSeconds = d.ElapsedSeconds
-	outcome, errKind := "success", ""
-	if p.Kind != "success" {
-		outcome, errKind = "error", p.Kind
-	}
-	m.newReturn(f, outcome, errKind, resultsDetails(p.Result), ts)
+	outcome, errKind, detail := toolOutcome(p)
+	ri := m.newReturn(f, outcome, errKind, resultsDetails(p.Result), ts)
+	m.Operations[ri].OutcomeDetail = detail
 	return true
 }
 
