@@ -446,7 +446,7 @@ func (m *Model) toolResult(p event.ToolResultPayload, ts time.Time) bool {
 	}
 	m.Totals.LatestElapsedSeconds = d.ElapsedSeconds
 	outcome, errKind, detail := toolOutcome(p)
-	ri := m.newReturn(f, outcome, errKind, resultsDetails(p.Result), ts)
+	ri := m.newReturn(f, outcome, errKind, toolResultDetails(p), ts)
 	m.Operations[ri].OutcomeDetail = detail
 	return true
 }

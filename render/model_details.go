@@ -136,6 +136,22 @@ func resultsDetails(result json.RawMessage) opDetails {
 	return opDetails{text: string(result), kind: detailsResult}
 }
 
+// toolResultDetails is a tool result's body. A command's result too large
+// to keep raw keeps its outputs' heads and tails raw instead, so that the
+// inspector can still show what the command printed.
+func toolResultDetails(p event.ToolResultPayload) opDetails {
+	if len(p.Result) > deferMax && ToolOutcomeOf(p) != nil {
+		if ex := event.Excerpt(p.Result, outputKeep); ex != nil && len(ex) <= deferMax {
+			return opDetails{text: string(ex), kind: detailsResult}
+		}
+	}
+	return resultsDetails(p.Result)
+}
+
+// outputKeep is the bytes of each output stream's head, and tail, the
+// details of a large command result keep.
+const outputKeep = 600
+
 // markdown renders the body.
 func (d opDetails) markdown() string {
 	switch d.kind {

@@ -13,6 +13,11 @@ import (
 	"github.com/guildhall/guildhall/runner/event"
 )
 
+// NoActionText is what every view says about a run whose entry role
+// answered in words and no tool was called in the whole run
+// (run_status.noAction): the answer may be right, but nothing was done.
+const NoActionText = "The model answered without doing anything: no tool was called in the whole run."
+
 // OutcomeFailed is the outcome of a tool return whose tool ran but whose
 // command exited non-zero or reported failing checks.
 const OutcomeFailed = "failed"

@@ -194,6 +194,9 @@ type Model struct {
 	// that points to it until the operator opened it or pressed esc.
 	notes       *notesState
 	notesUnseen bool
+	// runNoteUnseen keeps the banner line that points to a note of the
+	// run on screen (runView.notes) until the operator opened the notes.
+	runNoteUnseen bool
 }
 
 type pendingQuestion struct {
@@ -344,6 +347,12 @@ func (m *Model) applyEvent(e event.Event) tea.Cmd {
 		var p event.EgressPayload
 		if e.Decode(&p) == nil && m.view == m.live {
 			m.notice = strings.TrimSpace(render.EgressLine(p))
+		}
+	case event.TextToolCalls:
+		// The endpoint writes tool calls as text: a setup problem the
+		// operator can fix, said once per run, kept among the notes (N).
+		if m.view == m.live {
+			m.runNoteUnseen = true
 		}
 	case event.MCPServer:
 		// A server that failed, exited or hung is news the operator needs

@@ -88,7 +88,7 @@ func TestConsoleDrivesTheDemo(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyEsc})
 	waitScreen(t, tm, "Main run", "Orchestrator", "Planner", "Coder", "Acceptance")
 	tm.Send(tea.KeyMsg{Type: tea.KeyTab})
-	waitScreen(t, tm, "■ success", "Tools")
+	waitScreen(t, tm, "✓ success", "Tools")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 

@@ -309,7 +309,8 @@ type notesState struct{ scroll int }
 func (m *Model) notesBox(w int) []string {
 	inner := w - 4
 	var body []string
-	for _, n := range m.opts.Notes {
+	notes := m.allNotes()
+	for _, n := range notes {
 		wrapped := strings.Split(wrapPlain(render.SanitizeLine(n), inner-2), "\n")
 		for i, l := range wrapped {
 			if i == 0 {
@@ -320,5 +321,5 @@ func (m *Model) notesBox(w int) []string {
 		}
 	}
 	lines := append(pager(body, m.notes.scroll, max(3, m.overlayBodyH()-2)), "", keyHint("esc", "close", "N", "shows them again"))
-	return boxed(fmt.Sprintf("Notes from start-up (%d)", len(m.opts.Notes)), lines, w)
+	return boxed(notesTitle(len(m.opts.Notes), len(notes)), lines, w)
 }

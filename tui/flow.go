@@ -43,8 +43,9 @@ type flowCell struct {
 	row, col int // lane row, shown column
 	parent   int // cell index of the caller, -1 when not drawn
 	child    int // cell index of the first callee drawn, -1 for none
-	// calls from the caller; calls ≥ 0 only for tool nodes (×N)
-	calls int
+	// calls from the caller; calls ≥ 0 only for tool nodes (×N), and
+	// failed those that failed (✗N)
+	calls, failed int
 	// text is the node as drawn in its column; full its whole text, for
 	// the status line.
 	text, full string
@@ -150,7 +151,7 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 		}
 		for _, p := range ps {
 			n := l.nodes[p.node]
-			np := nodeInfo(m, v, res, n.pid, n.calls)
+			np := nodeInfo(m, v, res, n.pid, n.calls, n.failed)
 			natural[p.depth] = max(natural[p.depth], min(flowMaxCol, ansi.StringWidth(np.String())))
 			compact[p.depth] = max(compact[p.depth], min(flowMaxCol, ansi.StringWidth(np.fit(np.label, 0))))
 		}
@@ -213,7 +214,7 @@ func layoutFlow(v *runView, res *render.LabelResolver, width, height int) flowLa
 				calls = n.calls
 			}
 			cellAt[i] = len(fl.cells)
-			fl.cells = append(fl.cells, flowCell{key: n.key, pid: n.pid, lane: li, row: p.row, col: c, parent: parent, child: -1, calls: calls})
+			fl.cells = append(fl.cells, flowCell{key: n.key, pid: n.pid, lane: li, row: p.row, col: c, parent: parent, child: -1, calls: calls, failed: n.failed})
 			if parent >= 0 && fl.cells[parent].child < 0 {
 				fl.cells[parent].child = cellAt[i]
 			}
@@ -385,7 +386,10 @@ func (n nodeParts) room(width int) int {
 	return r
 }
 
-func nodeInfo(m *render.Model, v *runView, res *render.LabelResolver, pid string, calls int) nodeParts {
+// nodeInfo is a node's parts. A tool node counts its caller's calls (×N)
+// and those whose command failed (✗N); a role node's glyph is its latest
+// invocation's outcome.
+func nodeInfo(m *render.Model, v *runView, res *render.LabelResolver, pid string, calls, failed int) nodeParts {
 	p, ok := m.Participant(pid)
 	if !ok {
 		return nodeParts{glyph: "?"}
@@ -396,21 +400,18 @@ func nodeInfo(m *render.Model, v *runView, res *render.LabelResolver, pid string
 		if calls < 0 {
 			calls = p.Invocations
 		}
-		return nodeParts{glyph: "⚙", label: label, keep: []string{fmt.Sprintf("×%d", calls)}}
+		keep := []string{fmt.Sprintf("×%d", calls)}
+		if failed > 0 {
+			keep = append(keep, fmt.Sprintf("✗%d", failed))
+		}
+		return nodeParts{glyph: "⚙", label: label, keep: keep}
 	case render.KindHuman, render.KindInterrupt:
 		return nodeParts{glyph: "◇", label: label}
 	}
 	glyph := "●"
-	if i, ok := v.lastCall[pid]; ok {
-		call := m.Operations[i]
-		switch outcome := callOutcome(m, call); {
-		case call.Open:
-		case outcome == "success":
-			glyph = "✓"
-		case outcome == "error":
-			glyph = "✗"
-		default:
-			glyph = "■"
+	if i, ok := v.lastCall[pid]; ok && !m.Operations[i].Open {
+		if g := callVerdict(m, m.Operations[i]).Glyph; g != "" {
+			glyph = g
 		}
 	}
 	n := nodeParts{glyph: glyph, label: label}
@@ -430,7 +431,7 @@ func shortenNodes(fl *flowLayout, m *render.Model, v *runView, res *render.Label
 	labels := make([]string, len(fl.cells))
 	rooms := make([]int, len(fl.cells))
 	for i, c := range fl.cells {
-		parts[i] = nodeInfo(m, v, res, c.pid, c.calls)
+		parts[i] = nodeInfo(m, v, res, c.pid, c.calls, c.failed)
 		w := fl.lanes[c.lane].widths[c.col]
 		labels[i], rooms[i] = parts[i].label, parts[i].room(w)
 	}
@@ -441,18 +442,18 @@ func shortenNodes(fl *flowLayout, m *render.Model, v *runView, res *render.Label
 	}
 }
 
-// callOutcome is a call's outcome: its return's, or its own when it was
-// closed without one.
-func callOutcome(m *render.Model, call render.Operation) string {
+// callVerdict is how a call ended: its return's outcome, or its own when
+// it was closed without one.
+func callVerdict(m *render.Model, call render.Operation) render.Verdict {
 	if call.Outcome != "" {
-		return call.Outcome
+		return render.OutcomeVerdict(call.Outcome, call.ErrorKind, call.OutcomeDetail)
 	}
 	if call.ClosedBy != "" {
 		if r, ok := m.Operation(call.ClosedBy); ok {
-			return r.Outcome
+			return render.OutcomeVerdict(r.Outcome, r.ErrorKind, r.OutcomeDetail)
 		}
 	}
-	return ""
+	return render.Verdict{}
 }
 
 func compactTokens(n int) string {

@@ -178,7 +178,7 @@ func TestConsoleShowsHostileGuildLabelsSafely(t *testing.T) {
 	// tools' call labels and the guild's templates. (Working labels only
 	// flash by in the caption; render's tests check them.)
 	tm.Send(tea.KeyMsg{Type: tea.KeyTab})
-	tp.wait(t, tm, "■ success", "PatronF", "ToolboxF", "CallTo", "SendsF", "BringsF")
+	tp.wait(t, tm, "✓ success", "PatronF", "ToolboxF", "CallTo", "SendsF", "BringsF")
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	out := append(tp.buf.Bytes(), readAll(t, tm.FinalOutput(t))...)

@@ -110,8 +110,9 @@ type interruptState struct {
 }
 
 type inspectorState struct {
-	pid    string // a flow node, or
-	op     int    // a sequence row (when pid is "")
+	pid    string // a flow node's participant (key is the node), or
+	key    string
+	op     int // a sequence row (when pid is "")
 	scroll int
 	json   bool // a tool call or result as JSON (J)
 }
@@ -306,7 +307,7 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 	case "?":
 		m.help = true
 	case "esc":
-		m.notice, m.notesUnseen = "", false
+		m.notice, m.notesUnseen, m.runNoteUnseen = "", false, false
 	case "1", "w":
 		m.screen = screenWatch
 	case "2", "H":
@@ -330,8 +331,8 @@ func (m *Model) keyGlobal(key string) tea.Cmd {
 			m.endpoint = &endpointState{form: newSettingsForm(m.opts.Endpoint.Settings())}
 		}
 	case "N":
-		if len(m.opts.Notes) > 0 {
-			m.notes, m.notesUnseen = &notesState{}, false
+		if len(m.allNotes()) > 0 {
+			m.notes, m.notesUnseen, m.runNoteUnseen = &notesState{}, false, false
 		}
 	case "a":
 		if len(m.questions) > 0 {
@@ -394,7 +395,7 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 					m.flowSel = fl.nodes[len(fl.nodes)-1]
 				}
 			}
-			m.inspector = &inspectorState{pid: flowPID(m.flowSel)}
+			m.inspector = &inspectorState{pid: flowPID(m.flowSel), key: m.flowSel}
 		} else {
 			m.inspector = &inspectorState{op: m.seqSel}
 		}
@@ -476,7 +477,7 @@ func (m *Model) copyFocused() tea.Cmd {
 	case m.kind == viewSequence && m.seqSel < len(v.model.Operations):
 		idx = m.seqSel
 	case m.kind == viewFlow && m.flowSel != "":
-		if i, ok := v.lastCall[flowPID(m.flowSel)]; ok {
+		if i, ok := v.nodeCall(m.flowSel); ok {
 			idx = i
 		}
 	}
@@ -603,7 +604,7 @@ func (m *Model) keyInspector(key string) tea.Cmd {
 		m.inspector = nil
 		m.moveSelection(key)
 		if m.kind == viewFlow {
-			m.inspector = &inspectorState{pid: flowPID(m.flowSel)}
+			m.inspector = &inspectorState{pid: flowPID(m.flowSel), key: m.flowSel}
 		} else {
 			m.inspector = &inspectorState{op: m.seqSel}
 		}
@@ -622,7 +623,7 @@ func (m *Model) inspectedOp() int {
 	if st.pid == "" {
 		return st.op
 	}
-	if i, ok := m.view.lastCall[st.pid]; ok {
+	if i, ok := m.view.nodeCall(st.key); ok {
 		return i
 	}
 	return -1

@@ -33,7 +33,8 @@ func headless(t event.Type) bool {
 	switch t {
 	case event.RunStarted, event.RoleStart, event.RoleFinished, event.ToolCall, event.ToolResult,
 		event.AskHuman, event.HumanAnswer, event.ProviderFailure, event.LLMUnavailable,
-		event.ContextBudgetExceeded, event.UnknownTool, event.InvalidToolCall, event.Egress, event.RunStatus:
+		event.ContextBudgetExceeded, event.UnknownTool, event.InvalidToolCall, event.Egress, event.RunStatus,
+		event.TextToolCalls, event.Repetition, event.ToolCallsIgnored, event.MCPServer:
 		return true
 	}
 	return false

@@ -100,6 +100,12 @@ func (m *Model) resultLines(inner int) []string {
 	if f := framing(p.Status); f != "" {
 		lines = append(lines, "", styleErr.Render(f))
 	}
+	if p.NoAction {
+		lines = append(lines, "")
+		for _, l := range strings.Split(wrapPlain(render.NoActionText, inner), "\n") {
+			lines = append(lines, styleErr.Render(l))
+		}
+	}
 	if summary != "" {
 		lines = block(lines, m.markdown(summary, inner))
 	}

@@ -24,6 +24,9 @@ type runView struct {
 	lanes    map[string]*lane
 	laneList []string       // stack ids in push order
 	lastCall map[string]int // participant id → index of its latest call op
+	// toolCalls maps an open tool call (caller, call id, tool) to its call
+	// op and the flow node it counts on, so its return can be counted too.
+	toolCalls map[string]toolCallRef
 	// seqCols are the sequence view's columns in order of first
 	// appearance: "human", then role names, "interrupt", and "tools" last.
 	seqCols  []string
@@ -38,6 +41,10 @@ type runView struct {
 	planDirty int                     // bumps on each write_plan result
 
 	use usage // what the model calls used, for the meters
+
+	// notes are what the run told the operator about its setup (the
+	// endpoint writes tool calls as text), shown among the notes (N).
+	notes []string
 
 	// The Log screen's lines, and the roles they name in order.
 	log         []logLine
@@ -75,7 +82,20 @@ type flowNode struct {
 	children []int // in order of first call
 	calls    int   // calls from the parent into this node
 	last     int   // index of the latest of those calls
+	// ops are those calls' operation indices, oldest first (the inspector
+	// lists a tool node's calls); failed counts the ones that failed.
+	ops    []int
+	failed int
 }
+
+// toolCallRef is an open tool call: its op and its node.
+type toolCallRef struct {
+	op   int
+	lane *lane
+	node int
+}
+
+func toolCallKey(caller, callID, tool string) string { return caller + "\x00" + callID + "\x00" + tool }
 
 // flowPID is the participant a flow node key stands for.
 func flowPID(key string) string {
@@ -106,8 +126,8 @@ func (l *lane) node(key, pid string, parent int) int {
 	return i
 }
 
-// addCall takes in the call at operation index oi.
-func (l *lane) addCall(m *render.Model, root string, oi int) {
+// addCall takes in the call at operation index oi and returns its node.
+func (l *lane) addCall(m *render.Model, root string, oi int) int {
 	op := m.Operations[oi]
 	r := l.node(root, root, -1)
 	parent, ok := l.byKey[op.Source]
@@ -117,6 +137,31 @@ func (l *lane) addCall(m *render.Model, root string, oi int) {
 	c := l.node(flowKey(m, op.Source, op.Destination), op.Destination, parent)
 	l.nodes[c].calls++
 	l.nodes[c].last = oi
+	if op.Tool != "" {
+		l.nodes[c].ops = append(l.nodes[c].ops, oi)
+	}
+	return c
+}
+
+// nodeCall is the latest call a flow node stands for: a tool node's
+// latest call from its own caller, another node's latest call.
+func (v *runView) nodeCall(key string) (int, bool) {
+	if n := v.flowNode(key); n != nil && n.last >= 0 && strings.IndexByte(key, 0) >= 0 {
+		return n.last, true
+	}
+	i, ok := v.lastCall[flowPID(key)]
+	return i, ok
+}
+
+// flowNode finds the node of a key in the lanes.
+func (v *runView) flowNode(key string) *flowNode {
+	for _, id := range v.laneList {
+		l := v.lanes[id]
+		if i, ok := l.byKey[key]; ok {
+			return &l.nodes[i]
+		}
+	}
+	return nil
 }
 
 // inquiry is one operator interrupt and its answer.
@@ -131,7 +176,7 @@ type inquiry struct {
 func newRunView(id string) *runView {
 	return &runView{
 		id: id, model: render.NewModel(),
-		lanes: map[string]*lane{}, lastCall: map[string]int{}, seqIndex: map[string]int{},
+		lanes: map[string]*lane{}, lastCall: map[string]int{}, seqIndex: map[string]int{}, toolCalls: map[string]toolCallRef{},
 	}
 }
 
@@ -218,6 +263,11 @@ func (v *runView) apply(e event.Event) {
 		if e.Decode(&p) == nil && p.Tool == "write_plan" {
 			v.planDirty++
 		}
+	case event.TextToolCalls:
+		var p event.TextToolCallsPayload
+		if e.Decode(&p) == nil {
+			v.notes = append(v.notes, render.SanitizeLine(p.Message))
+		}
 	}
 	if e.Ephemeral {
 		return
@@ -247,6 +297,9 @@ func (v *runView) index() {
 				v.seqCols = append(v.seqCols, col)
 			}
 		}
+		if op.Kind == render.OpReturn && op.Tool != "" {
+			v.countReturn(op)
+		}
 		if op.Kind != render.OpCall {
 			continue
 		}
@@ -261,7 +314,10 @@ func (v *runView) index() {
 		if st, ok := m.StackByID(op.Stack); ok {
 			root = st.Root
 		}
-		l.addCall(m, root, v.applied)
+		node := l.addCall(m, root, v.applied)
+		if op.Tool != "" {
+			v.toolCalls[toolCallKey(op.Source, op.CallID, op.Tool)] = toolCallRef{op: v.applied, lane: l, node: node}
+		}
 	}
 	// Keep "tools" as the last column.
 	if i, ok := v.seqIndex["tools"]; ok && i != len(v.seqCols)-1 {
@@ -269,6 +325,19 @@ func (v *runView) index() {
 		for j, c := range v.seqCols {
 			v.seqIndex[c] = j
 		}
+	}
+}
+
+// countReturn counts a failed tool return on its call's node.
+func (v *runView) countReturn(ret render.Operation) {
+	key := toolCallKey(ret.Destination, ret.CallID, ret.Tool)
+	ref, ok := v.toolCalls[key]
+	if !ok {
+		return
+	}
+	delete(v.toolCalls, key)
+	if render.OutcomeVerdict(ret.Outcome, ret.ErrorKind, ret.OutcomeDetail).Failed() {
+		ref.lane.nodes[ref.node].failed++
 	}
 }
 

@@ -90,7 +90,12 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 		// The run's terminal node.
 		c.put(0, fmt.Sprintf("%5s ", "end"))
 		if len(xs) > 0 {
-			c.put(xs[0]-1, "■ "+runStatusWord(v))
+			word := runStatusWord(v)
+			glyph := render.RoleVerdict(word, "").Glyph
+			if glyph == "" || word == "running" {
+				glyph = "■"
+			}
+			c.put(xs[0]-1, glyph+" "+word)
 		}
 		return finishRow(c.String(), selected, false)
 	}
@@ -99,7 +104,7 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 	src, _ := m.Participant(op.Source)
 	dst, _ := m.Participant(op.Destination)
 	sx, dx := xs[colOf(v, src)], xs[colOf(v, dst)]
-	label := res.OperationLabel(op, src, dst)
+	label := opLabel(res, op, src, dst)
 	animated := render.IsAnimated(m, op)
 	fill := "─"
 	switch {
@@ -111,7 +116,7 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 	head := ""
 	switch op.Kind {
 	case render.OpReturn:
-		head = outcomeGlyph(op.Outcome)
+		head = render.OutcomeVerdict(op.Outcome, op.ErrorKind, op.OutcomeDetail).Glyph
 	case render.OpTerminate:
 		head = "✗"
 	}
@@ -172,16 +177,15 @@ func colOf(v *runView, p render.Participant) int {
 	return v.seqIndex[key]
 }
 
-func outcomeGlyph(outcome string) string {
-	switch outcome {
-	case "success":
-		return "✓"
-	case "":
-		return ""
-	case "error":
-		return "✗"
+// opLabel is an operation's label, led by what failed when a tool's
+// return failed ("2 failed · Tests answers Coder"): the lead survives the
+// cut of a narrow column.
+func opLabel(res *render.LabelResolver, op render.Operation, src, dst render.Participant) string {
+	label := res.OperationLabel(op, src, dst)
+	if op.Kind == render.OpReturn && op.Outcome == render.OutcomeFailed && op.OutcomeDetail != "" {
+		label = render.SanitizeLine(op.OutcomeDetail) + " · " + label
 	}
-	return "■"
+	return label
 }
 
 func runStatusWord(v *runView) string {

@@ -152,6 +152,9 @@ func (m *Model) banner() string {
 	if s := healthCopy(m.health); s != "" {
 		return styleBanner.Render(s)
 	}
+	if m.runNoteUnseen && m.view != nil && len(m.view.notes) > 0 {
+		return runNoteBanner(m.view.notes[len(m.view.notes)-1])
+	}
 	if m.notesUnseen {
 		return notesBanner(m.opts.Notes, m.opts.Setup)
 	}
@@ -259,7 +262,7 @@ func (m *Model) focusText(v *runView, fl flowLayout) string {
 		op := v.model.Operations[m.seqSel]
 		src, _ := v.model.Participant(op.Source)
 		dst, _ := v.model.Participant(op.Destination)
-		return fmt.Sprintf("%d · %s", m.seqSel+1, m.res.OperationLabel(op, src, dst))
+		return fmt.Sprintf("%d · %s", m.seqSel+1, opLabel(m.res, op, src, dst))
 	}
 	if m.flowSel == "" {
 		return ""
@@ -552,12 +555,14 @@ func resultError(v *runView) *event.ErrorInfo {
 	return nil
 }
 
+// statusGlyph is a run status's glyph, by the one outcome rule.
 func statusGlyph(s string) string {
-	switch s {
-	case "success":
-		return styleOK.Render("✓")
-	case "error":
-		return styleErr.Render("✗")
+	g := render.RoleVerdict(s, "").Glyph
+	switch g {
+	case "✓":
+		return styleOK.Render(g)
+	case "✗":
+		return styleErr.Render(g)
 	}
 	return "■"
 }
@@ -603,8 +608,11 @@ func (m *Model) inspectorBox(w int) []string {
 			lines = append(lines, kv("Model turns", fmt.Sprint(p.Turns)))
 		}
 		lines = append(lines, kv("Tokens", metricsLine(p.Metrics)))
-		if i, ok := v.lastCall[st.pid]; ok {
+		if i, ok := v.nodeCall(st.key); ok {
 			opIdx = i
+		}
+		if p.Kind == render.KindTool {
+			lines = append(lines, m.toolNodeCalls(st.key, inner)...)
 		}
 	} else {
 		opIdx = st.op
@@ -624,10 +632,11 @@ func (m *Model) inspectorBox(w int) []string {
 			lines = append(lines, kv("Settled", fmtTime(*op.SettledAt)))
 		}
 		lines = append(lines, kv("State", string(op.Lifecycle)+openWord(op)))
-		if o := callOutcome(mod, op); o != "" {
-			lines = append(lines, kv("Outcome", render.SanitizeLine(o)))
+		vd := callVerdict(mod, op)
+		if vd.Glyph != "" {
+			lines = append(lines, kv("Outcome", vd.Text()))
 		}
-		if op.ErrorKind != "" {
+		if op.ErrorKind != "" && op.ErrorKind != vd.Detail {
 			lines = append(lines, kv("Error kind", render.SanitizeLine(op.ErrorKind)))
 		}
 		if op.Kind == render.OpCall {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // This file holds what a tool result says about the work it ran, beside
@@ -103,11 +104,19 @@ func OutcomeOf(result json.RawMessage) *ToolOutcome {
 	data := bytes.TrimSpace(r.Data)
 	switch {
 	case len(data) > 0 && data[0] == '{':
-		var e entry
+		// One command's result, or (in logs of earlier Guildhall
+		// versions) the checkers' {"results": [...]}.
+		var e struct {
+			entry
+			Results []entry `json:"results"`
+		}
 		if json.Unmarshal(data, &e) != nil {
 			return nil
 		}
-		entries = []entry{e}
+		entries = []entry{e.entry}
+		if e.ExitCode == nil && !e.TimedOut && len(e.Results) > 0 {
+			entries = e.Results
+		}
 	case len(data) > 0 && data[0] == '[':
 		if json.Unmarshal(data, &entries) != nil {
 			return nil
@@ -208,4 +217,68 @@ func countBefore(line string, words ...string) (int, bool) {
 
 func isWordByte(b byte) bool {
 	return b == '_' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9'
+}
+
+// Excerpt cuts the stdout and stderr of each command in a subprocess
+// tool's result to their first and last keep bytes, saying how much was
+// left out; nil when result is not such a result.
+func Excerpt(result json.RawMessage, keep int) json.RawMessage {
+	var r struct {
+		Kind string          `json:"kind"`
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return nil
+	}
+	cut := func(e map[string]any) {
+		for _, k := range []string{"stdout", "stderr"} {
+			if s, ok := e[k].(string); ok {
+				e[k] = headTail(s, keep)
+			}
+		}
+	}
+	var data any
+	var one map[string]any
+	var many []map[string]any
+	switch {
+	case json.Unmarshal(r.Data, &many) == nil:
+		for _, e := range many {
+			cut(e)
+		}
+		data = many
+	case json.Unmarshal(r.Data, &one) == nil:
+		if rs, ok := one["results"].([]any); ok {
+			for _, e := range rs {
+				if m, ok := e.(map[string]any); ok {
+					cut(m)
+				}
+			}
+		}
+		cut(one)
+		data = one
+	default:
+		return nil
+	}
+	out, err := json.Marshal(map[string]any{"kind": r.Kind, "data": data})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// headTail keeps the first and last keep bytes of s (on rune boundaries),
+// saying how much was left out between them.
+func headTail(s string, keep int) string {
+	if len(s) <= 2*keep+100 {
+		return s
+	}
+	head := s[:keep]
+	for len(head) > 0 && !utf8.RuneStart(s[len(head)]) {
+		head = head[:len(head)-1]
+	}
+	from := len(s) - keep
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return head + fmt.Sprintf("\n… [%d bytes left out] …\n", from-len(head)) + s[from:]
 }
