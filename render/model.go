@@ -305,9 +305,11 @@ func NewModel() *Model {
 // calls do not modify.
 func (m *Model) State() ModelState {
 	s := m.ModelState
-	s.Participants = append([]Participant(nil), m.Participants...)
-	s.Operations = append([]Operation(nil), m.Operations...)
-	s.Stacks = append([]Stack(nil), m.Stacks...)
+	// Empty lists stay lists: a client merging deltas into [] must see
+	// the same state as one given this snapshot.
+	s.Participants = append(make([]Participant, 0, len(m.Participants)), m.Participants...)
+	s.Operations = append(make([]Operation, 0, len(m.Operations)), m.Operations...)
+	s.Stacks = append(make([]Stack, 0, len(m.Stacks)), m.Stacks...)
 	return s
 }
 

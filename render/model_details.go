@@ -98,7 +98,62 @@ func plainDetails(s string) string { return prose(s) }
 
 func argumentDetails(args string) string { return section("Arguments", jsonBlock([]byte(args))) }
 
-func resultDetails(result json.RawMessage) string { return section("Result", jsonBlock(result)) }
+// resultDetails is a tool result's body: a command's result as what it
+// did and printed, any other as its JSON.
+func resultDetails(result json.RawMessage) string {
+	if md, ok := commandDetails(result); ok {
+		return md
+	}
+	return section("Result", jsonBlock(result))
+}
+
+// commandLines is how many lines of a stream's head, and of its tail, a
+// command's details show.
+const commandLines = 20
+
+// commandDetails is a subprocess tool's result as Markdown: its outcome,
+// then each command with its exit and the head and tail of its output in
+// text blocks.
+func commandDetails(result json.RawMessage) (string, bool) {
+	entries, ok := event.Commands(result)
+	if !ok {
+		return "", false
+	}
+	o := event.OutcomeOf(result)
+	v := OutcomeVerdict("success", "", "")
+	if o.Failed {
+		v = OutcomeVerdict(OutcomeFailed, "", o.Detail())
+	} else if o.ChecksPassed > 0 {
+		v.Detail = o.Label()
+	}
+	parts := []string{"**Outcome:** " + v.Text()}
+	for _, e := range entries {
+		exit := "timed out"
+		if !e.TimedOut && e.ExitCode != nil {
+			exit = "exit " + strconv.Itoa(*e.ExitCode)
+		}
+		head := "**Command:** " + exit
+		if e.Command != "" {
+			head = "**Command** `" + strings.ReplaceAll(SanitizeLine(e.Command), "`", "'") + "` · " + exit
+		}
+		parts = append(parts, head)
+		for _, st := range []struct{ name, text string }{{"stdout", e.Stdout}, {"stderr", e.Stderr}} {
+			if strings.TrimSpace(st.text) != "" {
+				parts = append(parts, st.name+"\n\n"+fence(headTailLines(st.text, commandLines), "text"))
+			}
+		}
+	}
+	return strings.Join(parts, "\n\n"), true
+}
+
+// headTailLines keeps the first and last n lines of s.
+func headTailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) <= 2*n+1 {
+		return strings.Join(lines, "\n")
+	}
+	return strings.Join(lines[:n], "\n") + "\n… " + strconv.Itoa(len(lines)-2*n) + " lines …\n" + strings.Join(lines[len(lines)-n:], "\n")
+}
 
 // opDetails is an operation's details body. Tool arguments and results are
 // kept as their raw JSON and rendered when read: most are never opened, and

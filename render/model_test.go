@@ -15,7 +15,7 @@ import (
 	"github.com/guildhall/guildhall/runner/event"
 )
 
-var fixtures = []string{"delegation", "loopcheck", "inquiry", "handoff", "resumed", "malformed"}
+var fixtures = []string{"delegation", "loopcheck", "inquiry", "handoff", "resumed", "malformed", "planchange", "noaction"}
 
 func TestModelGolden(t *testing.T) {
 	for _, name := range fixtures {

@@ -51,6 +51,10 @@ type Frame struct {
 	// TextCallCorrections counts the replies that wrote tool calls as text
 	// that could not be run, each answered with a reminder (textturn.go).
 	TextCallCorrections int `json:"textCallCorrections,omitempty"`
+	// TextCallUnheeded is set by a reminder and cleared by the next turn
+	// that makes tool calls: a reply in words while it is set is not a
+	// success, as the calls it described were never run.
+	TextCallUnheeded bool `json:"textCallUnheeded,omitempty"`
 
 	// Pending is the turn in progress: the tool calls of the last reply
 	// and how far dispatch has got.

@@ -87,6 +87,7 @@ func (r *Run) runFrame(ctx context.Context, f *Frame) (event.Card, error) {
 			return r.implicitFinish(f, resp.Content), nil
 		}
 		f.Pending = &PendingTurn{Calls: resp.ToolCalls, AssistantText: resp.Content}
+		f.TextCallUnheeded = false
 	}
 }
 

@@ -36,6 +36,7 @@ func (r *Run) textTurn(f *Frame, resp *reply) (event.Card, bool) {
 			return card, true
 		}
 		f.Pending = &PendingTurn{Calls: calls, AssistantText: t.Prose, AsText: t.Format}
+		f.TextCallUnheeded = false
 		return event.Card{}, false
 	}
 	f.History = append(f.History, provider.Message{Role: "assistant", Content: resp.Content, Reasoning: resp.Reasoning})
@@ -47,6 +48,7 @@ func (r *Run) textTurn(f *Frame, resp *reply) (event.Card, bool) {
 		return errorCard("invalid_tool_call", "The model kept writing its tool calls as text instead of calling tools through the API, so they were not run ("+problem+")."), true
 	}
 	f.TextCallCorrections++
+	f.TextCallUnheeded = true
 	f.History = append(f.History, provider.Message{Role: "user", Content: textCallCorrection(t.Format, problem)})
 	return event.Card{}, false
 }
@@ -113,10 +115,18 @@ func (r *Run) noteTextCalls(f *Frame, format, problem string) {
 }
 
 // implicitFinish ends a role with the content of a reply that made no
-// tool call: complete() let it through only because it says something.
+// tool call: complete() let it through only because it says something. A
+// role that was told its calls written as text were not run, and then
+// answered in words without calling any tool, did not do what it
+// described: not a success.
 func (r *Run) implicitFinish(f *Frame, content string) event.Card {
 	if len(r.stack) > 0 && f == r.stack[0] {
 		r.entryImplicit = true
+	}
+	if f.TextCallUnheeded {
+		msg := "after a reminder to call tools through the API, the reply answered in words without calling any tool; the calls it wrote as text were never run"
+		r.emit(event.ImplicitFinish, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg, Status: "error", Kind: "invalid_tool_call"})
+		return errorCard("invalid_tool_call", "The model wrote its tool calls as text, was told to call tools through the API, and then answered without calling any: what it described was not done.")
 	}
 	r.emit(event.ImplicitFinish, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: "reply had no tool calls; its content is the summary", Status: "success"})
 	return event.Card{Status: "success", Summary: content}

@@ -142,6 +142,21 @@ func TestTextToolCallCorrectionHeeded(t *testing.T) {
 	}
 }
 
+// TestTextToolCallThenWordsIsNotASuccess: a model whose call written as
+// text was refused, and which then answers in words ("I have added the
+// file") without calling a tool, did nothing it described: the run is an
+// error, and it says the model did nothing.
+func TestTextToolCallThenWordsIsNotASuccess(t *testing.T) {
+	h := writerHarness(t, turn(`<tool_call>{"name": "git_commit", "arguments": {}}</tool_call>`), turn("Sure! I have added the CONTRIBUTING.md file."))
+	out, evs, _ := h.run()
+	if out.Status != store.StatusError || out.Card.Error == nil || out.Card.Error.Kind != "invalid_tool_call" {
+		t.Fatalf("outcome %+v", out)
+	}
+	if st := lastStatus(t, evs); !st.NoAction {
+		t.Fatalf("run_status %+v: the model did nothing", st)
+	}
+}
+
 // TestEmptyRepliesEndAsEmptyReply: a reply with nothing to say (empty,
 // white space, only template markup, the llama-server tool-call model's
 // stray tags) is retried, and when every attempt is empty the role ends
@@ -267,7 +282,7 @@ func TestToolOutcomeOfCommands(t *testing.T) {
 	o := res[2].Outcome
 	if o == nil || o.Failed || !res[2].Excerpt || !strings.Contains(string(res[2].Result), "line 1\\n") ||
 		!strings.Contains(string(res[2].Result), "line 2000") || strings.Contains(string(res[2].Result), "line 1000\\n") ||
-		!strings.Contains(string(res[2].Result), "not kept at log level standard") {
+		!strings.Contains(string(res[2].Result), "left out") {
 		t.Fatalf("long success: %+v, %d bytes", o, len(res[2].Result))
 	}
 }

@@ -9,21 +9,16 @@ package runner
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/tools"
 )
 
-// excerptHead and excerptTail are the bytes of each output stream an
-// excerpt keeps.
-const (
-	excerptHead = 1500
-	excerptTail = 1500
-)
+// excerptKeep is the bytes of each output stream's head, and of its tail,
+// an excerpt at log level standard keeps.
+const excerptKeep = 1500
 
 // subprocessTool reports whether a tool's result is a command's
 // {exitCode, stdout, stderr} (or an array of them).
@@ -54,63 +49,7 @@ func (r *Run) emitToolResult(f *Frame, call provider.ToolCall, res tools.Result,
 	case full || p.Outcome != nil && p.Outcome.Failed:
 		p.Result = b
 	case p.Outcome != nil:
-		p.Result, p.Excerpt = excerptResult(b), true
+		p.Result, p.Excerpt = event.Excerpt(b, excerptKeep), true
 	}
 	r.emit(event.ToolResult, p)
-}
-
-// excerptResult cuts the stdout and stderr of each command in a
-// subprocess tool's result to their head and tail.
-func excerptResult(b []byte) json.RawMessage {
-	var r struct {
-		Kind string          `json:"kind"`
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(b, &r) != nil {
-		return nil
-	}
-	cut := func(e map[string]any) {
-		for _, k := range []string{"stdout", "stderr"} {
-			if s, ok := e[k].(string); ok {
-				e[k] = headTail(s)
-			}
-		}
-	}
-	var data any
-	var one map[string]any
-	var many []map[string]any
-	switch {
-	case json.Unmarshal(r.Data, &one) == nil:
-		cut(one)
-		data = one
-	case json.Unmarshal(r.Data, &many) == nil:
-		for _, e := range many {
-			cut(e)
-		}
-		data = many
-	default:
-		return nil
-	}
-	out, err := json.Marshal(map[string]any{"kind": r.Kind, "data": data})
-	if err != nil {
-		return nil
-	}
-	return out
-}
-
-// headTail keeps the start and the end of s, saying how much was left
-// out between them.
-func headTail(s string) string {
-	if len(s) <= excerptHead+excerptTail+100 {
-		return s
-	}
-	head := s[:excerptHead]
-	for len(head) > 0 && !utf8.RuneStart(s[len(head)]) {
-		head = head[:len(head)-1]
-	}
-	from := len(s) - excerptTail
-	for from < len(s) && !utf8.RuneStart(s[from]) {
-		from++
-	}
-	return head + fmt.Sprintf("\n… [%d bytes not kept at log level standard] …\n", from-len(head)) + s[from:]
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/guildhall/guildhall/render"
+	"github.com/guildhall/guildhall/runner/event"
 )
 
 const (
@@ -86,34 +87,12 @@ func callCommand(mod *render.Model, call render.Operation) string {
 // and stderr; for an error, its kind and message. Every line is
 // sanitized.
 func commandOutput(raw, command string) []string {
-	var r struct {
-		Kind    string          `json:"kind"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal([]byte(raw), &r) != nil {
-		return nil
-	}
-	if r.Kind != "success" {
-		return []string{render.SanitizeLine(r.Kind + ": " + r.Message)}
-	}
-	type entry struct {
-		Command        string
-		ExitCode       *int
-		Stdout, Stderr string
-	}
-	var entries []entry
-	var one struct {
-		entry
-		Results []entry
-	}
-	switch {
-	case json.Unmarshal(r.Data, &entries) == nil:
-	case json.Unmarshal(r.Data, &one) == nil && len(one.Results) > 0:
-		entries = one.Results
-	case json.Unmarshal(r.Data, &one) == nil && one.ExitCode != nil:
-		entries = []entry{one.entry}
-	default:
+	entries, ok := event.Commands(json.RawMessage(raw))
+	if !ok {
+		var r struct{ Kind, Message string }
+		if json.Unmarshal([]byte(raw), &r) == nil && r.Kind != "" && r.Kind != "success" {
+			return []string{render.SanitizeLine(r.Kind + ": " + r.Message)}
+		}
 		return nil
 	}
 	var out []string

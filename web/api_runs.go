@@ -163,6 +163,11 @@ type RunView struct {
 	InterruptPending  bool               `json:"interruptPending"`
 	Totals            render.CostSummary `json:"totals"`
 	FlowVersion       int64              `json:"flowVersion"`
+	// NoAction marks a finished run whose model answered without doing
+	// anything (run_status.noAction); Notes are what the run told the
+	// operator about its setup (text_tool_calls), the program's words.
+	NoAction bool     `json:"noAction,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 func (s *Server) runView(runID string) (*RunView, int, string) {
@@ -206,6 +211,7 @@ func (s *Server) runView(runID string) (*RunView, int, string) {
 	out.Questions = append([]QuestionRecord{}, v.facts.questions...)
 	out.Interrupts = append([]InterruptRecord{}, v.facts.interrupts...)
 	out.PlanModifications = append([]PlanModRecord{}, v.facts.planMods...)
+	out.NoAction, out.Notes = v.facts.noAction, append([]string(nil), v.facts.notes...)
 	out.Totals = render.CostStrip(v.model)
 	out.FlowVersion = v.model.Version
 	v.mu.Unlock()

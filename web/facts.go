@@ -80,6 +80,11 @@ type facts struct {
 	open       []int // indexes of unresolved interrupts, innermost last
 	planMods   []PlanModRecord
 	statuses   []StatusMark
+	// noAction is the final run_status's mark that the model answered
+	// without doing anything; notes what the run told the operator about
+	// its setup (the endpoint writes tool calls as text).
+	noAction bool
+	notes    []string
 }
 
 // StatusMark is one run-level status change (run_status).
@@ -152,6 +157,13 @@ func (f *facts) apply(e event.Event) {
 			return
 		}
 		f.statuses = append(f.statuses, StatusMark{Status: p.Status, At: e.Timestamp})
+		f.noAction = p.NoAction
+	case event.TextToolCalls:
+		var p event.TextToolCallsPayload
+		if e.Decode(&p) != nil || len(f.notes) >= maxFactsListed {
+			return
+		}
+		f.notes = append(f.notes, clipText(p.Message))
 	case event.PlanModification:
 		var p event.PlanModificationPayload
 		if e.Decode(&p) != nil || len(f.planMods) >= maxFactsListed {

@@ -79,59 +79,73 @@ const maxOutcomeCommands = 64
 // summary line of a test runner is at the end.
 const countTail = 4096
 
-// OutcomeOf reads a tool result ({kind, data}) as a subprocess tool's
-// outcome. It returns nil for anything else: another tool's result, an
-// error result, a result that is not JSON. Its work is bounded by the
-// result's size; malformed input is data, never a panic.
-func OutcomeOf(result json.RawMessage) *ToolOutcome {
+// CommandResult is one command's entry in a subprocess tool's result.
+type CommandResult struct {
+	Command  string `json:"command"`
+	ExitCode *int   `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	TimedOut bool   `json:"timedOut"`
+}
+
+// Commands reads the commands of a subprocess tool's success result
+// ({kind, data}: one {exitCode, stdout, stderr}, an array of them, or an
+// earlier Guildhall's {"results": [...]}). ok is false for anything else:
+// another tool's result, an error, a result that is not JSON. Its work is
+// bounded by the result's size; malformed input is data, never a panic.
+func Commands(result json.RawMessage) ([]CommandResult, bool) {
 	if !bytes.Contains(result, []byte(`"exitCode"`)) {
-		return nil
+		return nil, false
 	}
 	var r struct {
 		Kind string          `json:"kind"`
 		Data json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(result, &r) != nil || r.Kind != "success" {
-		return nil
+		return nil, false
 	}
-	type entry struct {
-		ExitCode *int   `json:"exitCode"`
-		Stdout   string `json:"stdout"`
-		Stderr   string `json:"stderr"`
-		TimedOut bool   `json:"timedOut"`
-	}
-	var entries []entry
+	var entries []CommandResult
 	data := bytes.TrimSpace(r.Data)
 	switch {
 	case len(data) > 0 && data[0] == '{':
-		// One command's result, or (in logs of earlier Guildhall
-		// versions) the checkers' {"results": [...]}.
 		var e struct {
-			entry
-			Results []entry `json:"results"`
+			CommandResult
+			Results []CommandResult `json:"results"`
 		}
 		if json.Unmarshal(data, &e) != nil {
-			return nil
+			return nil, false
 		}
-		entries = []entry{e.entry}
+		entries = []CommandResult{e.CommandResult}
 		if e.ExitCode == nil && !e.TimedOut && len(e.Results) > 0 {
 			entries = e.Results
 		}
 	case len(data) > 0 && data[0] == '[':
 		if json.Unmarshal(data, &entries) != nil {
-			return nil
+			return nil, false
 		}
 	default:
-		return nil
+		return nil, false
 	}
 	if len(entries) == 0 || len(entries) > maxOutcomeCommands {
+		return nil, false
+	}
+	for _, e := range entries {
+		if e.ExitCode == nil && !e.TimedOut {
+			return nil, false // not the shape of a command's result
+		}
+	}
+	return entries, true
+}
+
+// OutcomeOf reads a tool result as a subprocess tool's outcome, nil for
+// any other result (see Commands).
+func OutcomeOf(result json.RawMessage) *ToolOutcome {
+	entries, ok := Commands(result)
+	if !ok {
 		return nil
 	}
 	o := &ToolOutcome{Commands: len(entries)}
 	for _, e := range entries {
-		if e.ExitCode == nil && !e.TimedOut {
-			return nil // not the shape of a command's result
-		}
 		failed := e.TimedOut || *e.ExitCode != 0
 		if e.TimedOut {
 			o.TimedOut = true

@@ -20,7 +20,7 @@ import { LabelResolver, TIERS, deriveCostStrip, deriveNowCaption, type LabelSet,
 import {
   COL_GAP, DETAIL_ZOOM, NODE_W, PAD, SEQ_HEAD_H, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
   placedKey, renderFlow, renderSequenceBody, renderSequenceHeader, rowTop, sequenceColumns, sequenceHeight, showNode, step, syncFlowIndex,
-  typeSlots, zoomAt, type Camera, type Direction, type FlowLayout,
+  typeSlots, zoomAt, type Camera, type Direction, type FlowLayout, type Placed, type TreeNode,
 } from "./run-stage/index.js";
 import { FocusKeeper, onFocusin, onKeydown } from "./modal.js";
 import { plainLine, runTitle } from "./title.js";
@@ -120,6 +120,10 @@ interface RunView extends RunSummary {
   interrupts: InterruptRecord[];
   planModifications: { message: string; targetRole: string; at: string }[];
   interruptPending: boolean;
+  /** The model answered without any tool call in the whole run. */
+  noAction?: boolean;
+  /** What the run told the operator about its setup (tool calls written as text), the program's words. */
+  notes?: string[];
 }
 
 interface TranscriptMessage {
@@ -142,7 +146,9 @@ interface Transcript {
 
 type Target =
   | { kind: "operation"; id: string }
-  | { kind: "participant"; id: string }
+  // A flow node names its lane and node key too: a tool node is about its
+  // own caller's calls.
+  | { kind: "participant"; id: string; stack?: string; node?: string }
   | { kind: "role"; id: string; roleKind: "role" | "tool" };
 
 interface Tip {
@@ -152,6 +158,8 @@ interface Tip {
   hideToken: number;
   /** Opened by a click or Enter: stays until closed, and hover does not replace it. */
   pinned: boolean;
+  /** The operation whose details the card shows besides its target's: a tool node's latest result. */
+  detailsOp?: string;
 }
 
 type Screen = "watch" | "history" | "compose" | "queue";
@@ -679,13 +687,34 @@ export function start(node: Element): void {
   // pin opens the inspector on a target until it is closed (click or Enter).
   const pin = (s: State, target: Target): State | [State, unknown] => {
     const tip: Tip = { target, x: 0, y: 0, hideToken: 0, pinned: true };
-    if (target.kind === "operation") {
+    const opId = target.kind === "operation" ? target.id : latestResultOf(s, target);
+    if (opId !== undefined) {
       const runId = s.runId;
-      const keep = s.details !== null && s.details.opId === target.id ? s.details : null;
-      return [{ ...s, tip, details: keep }, keep !== null ? null : effect(() => void loadDetails(runId, target.id))];
+      tip.detailsOp = target.kind === "operation" ? undefined : opId;
+      const keep = s.details !== null && s.details.opId === opId ? s.details : null;
+      return [{ ...s, tip, details: keep }, keep !== null ? null : effect(() => void loadDetails(runId, opId))];
     }
     return { ...s, tip };
   };
+  // toolNode is the flow index's node a participant target names, when it
+  // is a tool node under a caller.
+  const toolNode = (t: Target): TreeNode | undefined => {
+    if (t.kind !== "participant" || t.stack === undefined || t.node === undefined || !t.node.includes("\u0000")) {
+      return undefined;
+    }
+    const lane = flowIndex.lanes.get(t.stack);
+    const i = lane?.byKey.get(t.node);
+    return i !== undefined ? lane?.nodes[i] : undefined;
+  };
+  // latestResultOf is the return of a tool node's latest call.
+  const latestResultOf = (s: State, t: Target): string | undefined => {
+    const n = toolNode(t);
+    const call = n !== undefined && n.last >= 0 ? s.flow.operations[n.last] : undefined;
+    return call?.closedBy;
+  };
+  // nodeTarget is the inspector's target for placed node p.
+  const nodeTarget = (layout: FlowLayout, p: Placed): Target =>
+    ({ kind: "participant", id: p.pid, stack: layout.lanes[p.lane].stack, node: p.key });
   const Pin: Action<Target> = (s, target) => pin(s, target);
   const ClosePin: Action<unknown> = (s) => ({ ...s, tip: null });
   // A click on a role or tool chip above the graph inspects that type.
@@ -697,7 +726,7 @@ export function start(node: Element): void {
   const CardEnter: Action<MouseEvent> = (s) => (s.tip === null ? s : { ...s, tip: { ...s.tip, hideToken: 0 } });
   const CardLeave: Action<MouseEvent> = (s) => scheduleHide(s);
   const DetailsLoaded: Action<{ opId: string; text: string }> = (s, d) =>
-    (s.tip !== null && s.tip.target.kind === "operation" && s.tip.target.id === d.opId ? { ...s, details: d } : s);
+    (s.tip !== null && (s.tip.target.kind === "operation" && s.tip.target.id === d.opId || s.tip.detailsOp === d.opId) ? { ...s, details: d } : s);
 
   // ---- the flow graph: selection, pan and zoom ----
 
@@ -743,7 +772,7 @@ export function start(node: Element): void {
       case " ": {
         ev.preventDefault();
         const p = at >= 0 ? layout.placed[at] : undefined;
-        return p !== undefined ? pin(s, { kind: "participant", id: p.pid }) : s;
+        return p !== undefined ? pin(s, nodeTarget(layout, p)) : s;
       }
       case "+":
       case "=":
@@ -862,7 +891,7 @@ export function start(node: Element): void {
     const i = layout.byKey.get(el.getAttribute("data-node") ?? "") ?? -1;
     const next = selectNode(s, layout, i);
     const p = layout.placed[i];
-    return p !== undefined ? pin(next, { kind: "participant", id: p.pid }) : next;
+    return p !== undefined ? pin(next, nodeTarget(layout, p)) : next;
   };
 
   // ---- the sequence view: scroll window, selection ----
@@ -1386,6 +1415,16 @@ export function start(node: Element): void {
     return h("div", { class: "egress-line egress-line--denied mcp-line", role: "alert" }, text);
   }
 
+  // runNotesLine shows what the run told the operator about its setup
+  // (the endpoint writes tool calls as text): the program's words, as text.
+  function runNotesLine(s: State): VNode | null {
+    const notes = s.run !== null && s.run.runId === s.runId ? s.run.notes ?? [] : [];
+    if (notes.length === 0) {
+      return null;
+    }
+    return h("div", { class: "egress-line egress-line--denied run-note", role: "status" }, notes[notes.length - 1]);
+  }
+
   function egressLine(s: State): VNode | null {
     const e = s.egress;
     if (e === null || e.last.runId !== s.runId) {
@@ -1448,8 +1487,12 @@ export function start(node: Element): void {
     switch (t.kind) {
       case "operation":
         return deriveOperationTooltip(s.flow, r, t.id, s.details?.opId === t.id ? s.details.text : undefined);
-      case "participant":
-        return deriveParticipantTooltip(s.flow, r, t.id);
+      case "participant": {
+        const n = toolNode(t);
+        const caller = t.node !== undefined ? t.node.slice(0, t.node.indexOf("\u0000")) : "";
+        const latest = s.tip?.detailsOp !== undefined && s.details?.opId === s.tip.detailsOp ? s.details.text : undefined;
+        return deriveParticipantTooltip(s.flow, r, t.id, n !== undefined ? { caller, callOps: n.callOps, latestResult: latest } : undefined);
+      }
       case "role":
         return deriveRoleTooltip(s.flow, r, t.roleKind, t.id);
     }
@@ -1739,7 +1782,7 @@ export function start(node: Element): void {
       }));
     } else if (run !== null && terminalStatus(run.status) && s.resultSeenFor !== run.runId && question === undefined) {
       out.push(renderResultModal({
-        runLabel: runLabel(run), status: run.status, result: run.result, error: run.error, copied: s.copied,
+        runLabel: runLabel(run), status: run.status, result: run.result, error: run.error, copied: s.copied, noAction: run.noAction === true,
         onClose: CloseResult, onCopyRaw: (raw: string) => [CopyRaw, raw],
       }));
     }
@@ -1915,7 +1958,7 @@ export function start(node: Element): void {
       h("header", { class: "page-head" }, [
         h("a", { class: "skip-link", href: "#main" }, "Skip to the content"),
         topBar(s),
-        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), mcpLine(s), egressLine(s)]),
+        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), mcpLine(s), egressLine(s), runNotesLine(s)]),
       ]),
       s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),

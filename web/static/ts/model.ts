@@ -33,6 +33,8 @@ export interface Operation {
   open?: boolean;
   closedBy?: string;
   outcome?: string;
+  /** A tool return's outcome in a few words ("exit 1", "2 failed"). */
+  outcomeDetail?: string;
   errorKind?: string;
   role?: string;
   tool?: string;

@@ -10,6 +10,7 @@
 
 import { h, type VNode } from "./hyperapp.js";
 import { prose } from "./prose.js";
+import { NO_ACTION_TEXT } from "./outcome.js";
 
 export interface RunError {
   kind: string;
@@ -27,6 +28,8 @@ export interface RunResult {
 export interface ResultModalProps {
   runLabel: string;
   status: string;
+  /** The model answered without any tool call in the whole run. */
+  noAction?: boolean;
   result?: RunResult | null;
   error?: RunError | null;
   copied: boolean;
@@ -68,6 +71,7 @@ export function renderResultModal(p: ResultModalProps): VNode {
         h("div", { class: "result-status status status--" + p.status }, p.status),
       ]),
       h("div", { class: "modal-body" }, [
+        p.noAction === true ? h("p", { class: "framing no-action" }, NO_ACTION_TEXT) : null,
         summary.trim() !== "" ? h("section", { class: "result-summary" }, [prose(summary, "md")]) : null,
         artifacts.length > 0
           ? h("section", { class: "result-artifacts" }, [

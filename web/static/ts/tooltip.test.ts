@@ -118,7 +118,7 @@ test("deriveOperationTooltip: label, status and times as text, details as markdo
   assertEqual(loading.sections.find((s) => s.label === "Details")?.content, "Loading…");
   assertEqual(loading.sections.find((s) => s.label === "Status")?.content, "in flight");
   const ret = deriveOperationTooltip(m, friendly, "op-3");
-  assertEqual(ret?.sections[0].content, "settled · success");
+  assertEqual(ret?.sections[0].content, "settled · ✓ success");
   assertEqual(deriveOperationTooltip(m, friendly, "op-99"), null);
 });
 

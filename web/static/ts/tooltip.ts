@@ -12,6 +12,7 @@ import { renderMarkdown } from "./markdown-render.js";
 import type { ModelState } from "./model.js";
 import { operationById, participantById, stackById } from "./model.js";
 import { compactCount, formatSeconds, type LabelResolver } from "./labels.js";
+import { failed, opVerdict, verdictText } from "./outcome.js";
 
 export type SectionKind = "json" | "markdown" | "text";
 
@@ -86,10 +87,11 @@ export function deriveOperationTooltip(m: ModelState, r: LabelResolver, opId: st
   const title = src !== undefined && dst !== undefined ? r.operationLabel(op, src, dst) : op.kind;
   const sections: TooltipSection[] = [];
   let status: string = op.lifecycle === "in_flight" ? "in flight" : "settled";
-  if (op.outcome) {
-    status += " · " + op.outcome;
+  const v = opVerdict(op);
+  if (v.glyph !== "") {
+    status += " · " + verdictText(v);
   }
-  if (op.errorKind) {
+  if (op.errorKind && op.errorKind !== v.detail) {
     status += " (" + op.errorKind + ")";
   }
   sections.push({ label: "Status", kind: "text", content: status });
@@ -113,8 +115,48 @@ export function deriveOperationTooltip(m: ModelState, r: LabelResolver, opId: st
   return { title, sections };
 }
 
-/** deriveParticipantTooltip describes one lifeline: a role instance, a tool, the human. */
-export function deriveParticipantTooltip(m: ModelState, r: LabelResolver, participantId: string): TooltipContent | null {
+/**
+ * A tool node of the flow graph: the calls its caller made (operation
+ * indices, oldest first) and the details of the latest one's result, once
+ * loaded. A tool has a node under each role that called it, and its
+ * inspector is about that role's calls only.
+ */
+export interface ToolNodeCalls {
+  caller: string;
+  callOps: readonly number[];
+  latestResult?: string;
+}
+
+/** toolCallsSections lists a tool node's calls, newest first, each with its outcome by the one rule. */
+function toolCallsSections(m: ModelState, r: LabelResolver, node: ToolNodeCalls): TooltipSection[] {
+  const caller = participantById(m, node.caller);
+  const who = caller !== undefined ? r.participantLabel(caller) : node.caller;
+  let bad = 0;
+  const lines: string[] = [];
+  for (let k = node.callOps.length - 1; k >= 0; k--) {
+    const call = m.operations[node.callOps[k]];
+    if (call === undefined) {
+      continue;
+    }
+    const ret = call.closedBy !== undefined ? operationById(m, call.closedBy) : undefined;
+    const v = call.open === true ? null : ret !== undefined ? opVerdict(ret) : opVerdict(call);
+    if (v !== null && failed(v)) {
+      bad++;
+    }
+    if (lines.length < 8) {
+      lines.push("#" + (k + 1) + " " + (v === null ? "… running" : verdictText(v)) + " · " + formatSeconds(call.metrics.elapsedSeconds));
+    }
+  }
+  const head = "Calls by " + who + ": " + node.callOps.length + (bad > 0 ? " (" + bad + " failed)" : "");
+  const out: TooltipSection[] = [{ label: head, kind: "text", content: lines.join("\n") }];
+  if (node.latestResult !== undefined && node.latestResult !== "") {
+    out.push({ label: "Latest call's output", kind: "markdown", content: node.latestResult });
+  }
+  return out;
+}
+
+/** deriveParticipantTooltip describes one lifeline: a role instance, a tool, the human; a tool node also lists its caller's calls. */
+export function deriveParticipantTooltip(m: ModelState, r: LabelResolver, participantId: string, node?: ToolNodeCalls): TooltipContent | null {
   const p = participantById(m, participantId);
   if (p === undefined) {
     return null;
@@ -135,6 +177,9 @@ export function deriveParticipantTooltip(m: ModelState, r: LabelResolver, partic
     sections.push({ label: "Model turns", kind: "text", content: String(p.turns) });
   }
   sections.push({ label: "Total", kind: "text", content: metricsText(p.metrics) });
+  if (p.kind === "tool" && node !== undefined && node.callOps.length > 0) {
+    sections.push(...toolCallsSections(m, r, node));
+  }
   return { title: r.participantLabel(p), sections };
 }
 

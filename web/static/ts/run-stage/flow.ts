@@ -12,6 +12,7 @@ import { h, type VNode } from "../hyperapp.js";
 import type { ModelState, Operation, Participant, Stack } from "../model.js";
 import { isAnimated, operationById, stackById, terminalStatus } from "../model.js";
 import { compactCount, formatSeconds, type LabelResolver } from "../labels.js";
+import { failed, opVerdict, outcomeVerdict, verdictText, type Verdict } from "../outcome.js";
 import {
   LANE_HEAD, NODE_H, NODE_W, COL_GAP, ROW_H, layoutFlow, syncFlowIndex, nodeKey, participant, placedKey,
   type Camera, type FlowIndex, type FlowLayout, type Placed,
@@ -27,14 +28,25 @@ export interface NodeState {
   cls: "working" | "done" | "error" | "stopped" | "paused" | "waiting" | "root" | "tool";
 }
 
-function callOutcome(m: ModelState, call: Operation): string {
+/** callVerdict is how a call ended: its return's outcome, or its own when it was closed without one. */
+export function callVerdict(m: ModelState, call: Operation): Verdict {
   if (call.outcome !== undefined && call.outcome !== "") {
-    return call.outcome;
+    return opVerdict(call);
   }
-  if (call.closedBy !== undefined) {
-    return operationById(m, call.closedBy)?.outcome ?? "";
+  const ret = call.closedBy !== undefined ? operationById(m, call.closedBy) : undefined;
+  return ret !== undefined ? opVerdict(ret) : outcomeVerdict();
+}
+
+/** failedCalls counts the calls (operation indices) that failed: a tool node's ✗N. */
+export function failedCalls(m: ModelState, callOps: readonly number[]): number {
+  let n = 0;
+  for (const i of callOps) {
+    const call = m.operations[i];
+    if (call !== undefined && call.open !== true && failed(callVerdict(m, call))) {
+      n++;
+    }
   }
-  return "";
+  return n;
 }
 
 /** nodeState says what a placed node is doing, from its participant and latest call. */
@@ -43,8 +55,10 @@ export function nodeState(m: ModelState, p: Participant, lastOp: Operation | und
     if (lastOp !== undefined && lastOp.open === true) {
       return { glyph: "⚙", word: paused ? "paused" : "running", cls: paused ? "paused" : "working" };
     }
-    const out = lastOp !== undefined ? callOutcome(m, lastOp) : "";
-    return { glyph: "⚙", word: out === "" || out === "success" ? "tool" : "last call: " + out, cls: out === "" || out === "success" ? "tool" : "error" };
+    const v = lastOp !== undefined ? callVerdict(m, lastOp) : outcomeVerdict();
+    return v.glyph === "" || v.word === "success"
+      ? { glyph: "⚙", word: "tool", cls: "tool" }
+      : { glyph: "⚙", word: "last call: " + verdictText(v).slice(2), cls: failed(v) ? "error" : "stopped" };
   }
   if (p.kind === "human" && p.id !== "human" && lastOp !== undefined) {
     return lastOp.open === true ? { glyph: "◇", word: "waiting for an answer", cls: "waiting" } : { glyph: "◇", word: "answered", cls: "done" };
@@ -55,15 +69,14 @@ export function nodeState(m: ModelState, p: Participant, lastOp: Operation | und
   if (lastOp === undefined || lastOp.open === true) {
     return paused ? { glyph: "⏸", word: "paused", cls: "paused" } : { glyph: "●", word: "working", cls: "working" };
   }
-  const out = callOutcome(m, lastOp);
-  const why = lastOp.errorKind ?? (lastOp.closedBy !== undefined ? operationById(m, lastOp.closedBy)?.errorKind : undefined);
-  switch (out) {
-    case "success":
+  const v = callVerdict(m, lastOp);
+  switch (v.glyph) {
+    case "✓":
       return { glyph: "✓", word: "done", cls: "done" };
-    case "error":
-      return { glyph: "✗", word: why ? "error · " + why.replaceAll("_", " ") : "error", cls: "error" };
+    case "✗":
+      return { glyph: "✗", word: v.detail !== "" ? "error · " + v.detail.replaceAll("_", " ") : "error", cls: "error" };
     default:
-      return { glyph: "■", word: out === "" ? "stopped" : out.replaceAll("_", " "), cls: "stopped" };
+      return { glyph: "■", word: v.word === "" ? "stopped" : v.word, cls: "stopped" };
   }
 }
 
@@ -117,11 +130,11 @@ function edgeClass(m: ModelState, call: Operation | undefined): string {
       c.push("graph-edge--returning");
     }
     if (ret !== undefined && ret.outcome !== undefined && ret.outcome !== "success") {
-      c.push("graph-edge--error");
+      c.push(failed(opVerdict(ret)) ? "graph-edge--error" : "graph-edge--stopped");
     }
   }
   if (call.outcome === "interrupted" || call.outcome === "terminated") {
-    c.push("graph-edge--error");
+    c.push("graph-edge--stopped");
   }
   return c.join(" ");
 }
@@ -262,7 +275,8 @@ export function renderFlow(m: ModelState, r: LabelResolver, ix: FlowIndex, v: Fl
       nodes.push(h("g", attrs, [h("rect", { class: "graph-node-box", width: NODE_W, height: NODE_H, rx: 8 })]));
       continue;
     }
-    const head = st.glyph + " " + label + (part.kind === "tool" ? " ×" + tn.calls : "");
+    const bad = part.kind === "tool" ? failedCalls(m, tn.callOps) : 0;
+    const head = st.glyph + " " + label + (part.kind === "tool" ? " ×" + tn.calls + (bad > 0 ? " ✗" + bad : "") : "");
     const second = part.kind === "tool" ? toolLine(m, tn.callOps)
       : st.word + (part.roleId ? " · " + part.roleId : part.kind === "human" || part.kind === "interrupt" ? "" : "");
     const third = part.kind === "tool" ? (part.role) : part.kind === "role" ? metricsLine(part, ix.toolCalls.get(part.id) ?? 0)

@@ -10,10 +10,10 @@
 export {
   newFlowIndex, syncFlowIndex, layoutFlow, fitCamera, zoomAt, showNode, step, clampZoom, placedKey, participant,
   NODE_W, NODE_H, ROW_H, PAD, COL_GAP,
-  type FlowIndex, type FlowLayout, type Camera, type Placed, type Direction,
+  type FlowIndex, type FlowLayout, type Camera, type Placed, type Direction, type TreeNode,
 } from "./flow-layout.js";
 export {
-  renderFlow, typeSlots, describeNode, activeNodeKey, nodeState, laneTitle, DETAIL_ZOOM,
+  renderFlow, typeSlots, describeNode, activeNodeKey, nodeState, laneTitle, callVerdict, failedCalls, DETAIL_ZOOM,
   type FlowView, type FlowDrawing, type TypeSlot, type NodeState,
 } from "./flow.js";
 export {

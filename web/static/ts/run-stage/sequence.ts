@@ -7,6 +7,7 @@
 // content; details never reach the SVG.
 
 import { h, type VNode } from "../hyperapp.js";
+import { failed, opVerdict, outcomeVerdict, verdictText } from "../outcome.js";
 import type { ModelState, Operation, Participant } from "../model.js";
 import { isAnimated, terminalStatus } from "../model.js";
 import type { LabelResolver } from "../labels.js";
@@ -99,9 +100,11 @@ function messageClass(m: ModelState, op: Operation): string {
   if (isAnimated(m, op)) {
     c.push(op.kind === "return" ? "seq-message--returning" : "seq-message--flowing");
   }
-  if ((op.kind === "return" && op.outcome !== undefined && op.outcome !== "success") ||
-      op.outcome === "interrupted" || op.outcome === "terminated") {
+  const v = opVerdict(op);
+  if (failed(v)) {
     c.push("seq-message--error");
+  } else if (v.glyph === "■") {
+    c.push("seq-message--stopped");
   }
   return c.join(" ");
 }
@@ -110,17 +113,11 @@ function outcomeMark(op: Operation): string {
   if (op.kind !== "return" && op.kind !== "terminate") {
     return "";
   }
-  switch (op.outcome) {
-    case "success":
-      return " ✓";
-    case "error":
-      return " ✗ error";
-    case undefined:
-    case "":
-      return "";
-    default:
-      return " ■ " + op.outcome.replaceAll("_", " ");
+  const v = opVerdict(op);
+  if (v.glyph === "") {
+    return "";
   }
+  return v.word === "success" ? " ✓" + (v.detail !== "" ? " " + v.detail : "") : " " + verdictText(v);
 }
 
 /** messageText is a row's inline label: its number, the operation label and its outcome. */
@@ -174,7 +171,7 @@ export function renderSequenceBody(m: ModelState, r: LabelResolver, ix: FlowInde
       const x = cx(0);
       kids.push(h("g", { key: "end", class: "seq-row seq-row--end" }, [
         h("rect", { class: "seq-node seq-node--end seq-node--" + m.status, x: x - 6, y: y + 12, width: 12, height: 12, rx: 2 }),
-        h("text", { class: "seq-label", x: x + 14, y: y + 22 }, "■ run " + m.status.replaceAll("_", " ")),
+        h("text", { class: "seq-label", x: x + 14, y: y + 22 }, (outcomeVerdict(m.status).glyph || "■") + " run " + m.status.replaceAll("_", " ")),
       ]));
       continue;
     }
