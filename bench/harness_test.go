@@ -179,7 +179,7 @@ func TestHarnessPassingAndFailingGuilds(t *testing.T) {
 	}
 	for _, b := range []string{"greet", "name"} {
 		row := findLine(lines, b+" ")
-		if f := strings.Fields(row); len(f) < 7 || f[1] != "1/1" || f[6] != "0/1" {
+		if f := strings.Fields(row); len(f) < 8 || f[1] != "1/1" || f[7] != "0/1" {
 			t.Errorf("row %q: want writer 1/1 then readonly 0/1", row)
 		}
 	}

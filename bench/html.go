@@ -15,7 +15,7 @@ import (
 // benchmark, a model or a run is escaped by html/template.
 func WriteHTML(w io.Writer, r *Report) error {
 	ranked := r.Ranked()
-	page := htmlPage{Report: r, Generated: r.StartedAt.Format(time.RFC3339)}
+	page := htmlPage{Report: r, Generated: r.StartedAt.Format(time.RFC3339), Claimed: SuccessButFailedName}
 	for i, v := range ranked {
 		page.Variants = append(page.Variants, htmlVariant{Name: v, Color: palette[i%len(palette)], Agg: Sum(r.Select(v, ""))})
 	}
@@ -48,7 +48,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 		row := htmlRow{Benchmark: b}
 		for _, v := range ranked {
 			a := Sum(r.Select(v, b))
-			row.Cells = append(row.Cells, fmt.Sprintf("%d/%d · %s · %s · %d asked", a.Passes, a.Runs, humanTokens(a.MeanTokens()), humanSeconds(a.MeanSeconds()), a.Questions))
+			row.Cells = append(row.Cells, fmt.Sprintf("%d/%d · %s · %s · %d asked · %d %s", a.Passes, a.Runs, humanTokens(a.MeanTokens()),
+				humanSeconds(a.MeanSeconds()), a.Questions, a.SuccessButFailed, SuccessButFailedName))
 		}
 		page.Rows = append(page.Rows, row)
 	}
@@ -63,10 +64,12 @@ var palette = []string{"#3b6ea8", "#d9822b", "#4c9a5b", "#a34d8f", "#7a7a7a", "#
 type htmlPage struct {
 	Report    *Report
 	Generated string
-	Variants  []htmlVariant
-	Charts    []chart
-	Rows      []htmlRow
-	Note      string
+	// Claimed names the runs that ended success but failed validation.
+	Claimed  string
+	Variants []htmlVariant
+	Charts   []chart
+	Rows     []htmlRow
+	Note     string
 }
 
 type htmlVariant struct {
@@ -160,9 +163,10 @@ svg text{font:12px system-ui,sans-serif}
 <h1>Benchmark report: {{.Report.Suite}}</h1>
 <p>Started {{.Generated}} · {{.Report.Repeat}} repetition(s) · {{len .Report.Results}} runs</p>
 <table>
-<tr><th>variant</th><th>pass rate</th><th>score</th><th>tokens</th><th>time</th><th>questions</th><th>tool calls</th></tr>
-{{range .Variants}}<tr><td><span class="swatch" style="background:{{.Color}}"></span>{{.Name}}</td><td>{{printf "%.1f" (pct .Agg.PassRate)}}% ({{.Agg.Passes}}/{{.Agg.Runs}})</td><td>{{printf "%.2f" .Agg.Score}}</td><td>{{.Agg.Tokens.Total}}</td><td>{{printf "%.0f" .Agg.Seconds}} s</td><td>{{.Agg.Questions}}</td><td>{{.Agg.ToolCalls}}</td></tr>
+<tr><th>variant</th><th>pass rate</th><th>score</th><th>tokens</th><th>time</th><th>questions</th><th>tool calls</th><th>{{.Claimed}}</th></tr>
+{{range .Variants}}<tr><td><span class="swatch" style="background:{{.Color}}"></span>{{.Name}}</td><td>{{printf "%.1f" (pct .Agg.PassRate)}}% ({{.Agg.Passes}}/{{.Agg.Runs}})</td><td>{{printf "%.2f" .Agg.Score}}</td><td>{{.Agg.Tokens.Total}}</td><td>{{printf "%.0f" .Agg.Seconds}} s</td><td>{{.Agg.Questions}}</td><td>{{.Agg.ToolCalls}}</td><td{{if .Agg.SuccessButFailed}} class="fail"{{end}}>{{.Agg.SuccessButFailed}}</td></tr>
 {{end}}</table>
+<p>{{.Claimed}}: the run said it succeeded, its validation says the work was not done &mdash; the sign of a model that claims work it did not do.</p>
 {{if .Note}}<p class="note">{{.Note}}</p>{{end}}
 {{range .Charts}}<h2>{{.Title}}</h2>
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" role="img" aria-label="{{.Title}}">
@@ -175,8 +179,8 @@ svg text{font:12px system-ui,sans-serif}
 {{range .Rows}}<tr><td>{{.Benchmark}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 <h2>Runs</h2>
-<table><tr><th>benchmark</th><th>variant</th><th>#</th><th>verdict</th><th>status</th><th>tokens</th><th>time</th><th>asked</th><th>why</th></tr>
-{{range .Report.Results}}<tr><td>{{.Benchmark}}</td><td>{{.Variant}}</td><td>{{.Repetition}}</td>{{if .Pass}}<td class="pass">pass</td>{{else}}<td class="fail">fail</td>{{end}}<td>{{.Status}}</td><td>{{.Tokens.Total}}</td><td>{{printf "%.1f" .Seconds}} s</td><td>{{.QuestionsAsked}}</td><td>{{if .Error}}{{.Error}}{{else if .Validation}}{{range .Validation.Reasons}}{{.}}<br>{{end}}{{end}}{{if .Summary}}<details><summary>the run's summary</summary><pre>{{.Summary}}</pre></details>{{end}}</td></tr>
+<table><tr><th>benchmark</th><th>variant</th><th>#</th><th>status</th><th>verdict</th><th>tokens</th><th>time</th><th>asked</th><th>why</th></tr>
+{{range .Report.Results}}<tr><td>{{.Benchmark}}</td><td>{{.Variant}}</td><td>{{.Repetition}}</td><td>{{.Status}}{{if .SuccessButFailed}} <span class="fail">({{$.Claimed}})</span>{{end}}</td>{{if .Pass}}<td class="pass">pass</td>{{else}}<td class="fail">{{.Verdict}}</td>{{end}}<td>{{.Tokens.Total}}</td><td>{{printf "%.1f" .Seconds}} s</td><td>{{.QuestionsAsked}}</td><td>{{if .Error}}{{.Error}}{{else if .Validation}}{{range .Validation.Reasons}}{{.}}<br>{{end}}{{end}}{{if .Summary}}<details><summary>the run's summary</summary><pre>{{.Summary}}</pre></details>{{end}}</td></tr>
 {{end}}</table>
 </body>
 </html>

@@ -54,6 +54,27 @@ type Result struct {
 	StartedAt time.Time `json:"startedAt"`
 }
 
+// SuccessButFailed reports a run that ended success but failed its
+// validation: the sign of a model that claims work it did not do.
+func (r Result) SuccessButFailed() bool {
+	return r.Status == "success" && !r.Pass && r.Validation != nil
+}
+
+// Verdict is the validation's verdict as a word: pass, fail, or
+// unchecked when the harness could not validate.
+func (r Result) Verdict() string {
+	switch {
+	case r.Pass:
+		return "pass"
+	case r.Validation == nil:
+		return "unchecked"
+	}
+	return "fail"
+}
+
+// SuccessButFailedName names those runs in the table and the report.
+const SuccessButFailedName = "success, validation failed"
+
 // Tokens are the token counts the endpoint reported.
 type Tokens struct {
 	Prompt     int `json:"prompt"`
@@ -95,6 +116,9 @@ type Aggregate struct {
 	Seconds   float64 `json:"seconds"`
 	Questions int     `json:"questions"`
 	ToolCalls int     `json:"toolCalls"`
+	// SuccessButFailed counts the runs that ended success but failed
+	// validation (Result.SuccessButFailed).
+	SuccessButFailed int `json:"successValidationFailed"`
 }
 
 // MeanTokens is the mean total tokens per run.
@@ -124,6 +148,9 @@ func Sum(rs []Result) Aggregate {
 		a.Seconds += r.Seconds
 		a.Questions += r.QuestionsAsked
 		a.ToolCalls += r.ToolCalls
+		if r.SuccessButFailed() {
+			a.SuccessButFailed++
+		}
 	}
 	a.PassRate = safeDiv(float64(a.Passes), a.Runs)
 	a.Score = safeDiv(score, a.Runs)

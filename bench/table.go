@@ -12,9 +12,11 @@ import (
 )
 
 // WriteTable prints the report as a terminal table: a row per benchmark
-// with each variant's passes, mean tokens, mean time and questions, then
-// one summary line per variant, best first, and, for two variants, the
-// comparison's note. Every name is stripped of terminal control.
+// with each variant's passes, mean tokens, mean time, questions, tool calls
+// and the runs that ended "success, validation failed" (CLAIMED), then one
+// summary line per variant, best first, and, for two variants, the
+// comparison's note; then every run with its status and its verdict side
+// by side. Every name is stripped of terminal control.
 func WriteTable(w io.Writer, r *Report) {
 	ranked := r.Ranked()
 	benches := r.Benchmarks()
@@ -25,7 +27,7 @@ func WriteTable(w io.Writer, r *Report) {
 		if len(ranked) > 1 {
 			label = " " + shortName(v)
 		}
-		head = append(head, "PASS"+label, "TOKENS", "TIME", "ASKED", "TOOLS")
+		head = append(head, "PASS"+label, "TOKENS", "TIME", "ASKED", "TOOLS", "CLAIMED")
 	}
 	rows = append(rows, head)
 	for _, b := range benches {
@@ -33,27 +35,48 @@ func WriteTable(w io.Writer, r *Report) {
 		for _, v := range ranked {
 			a := Sum(r.Select(v, b))
 			row = append(row, fmt.Sprintf("%d/%d", a.Passes, a.Runs), humanTokens(a.MeanTokens()),
-				humanSeconds(a.MeanSeconds()), fmt.Sprint(a.Questions), fmt.Sprint(a.ToolCalls))
+				humanSeconds(a.MeanSeconds()), fmt.Sprint(a.Questions), fmt.Sprint(a.ToolCalls), fmt.Sprint(a.SuccessButFailed))
 		}
 		rows = append(rows, row)
 	}
 	writeColumns(w, rows)
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "CLAIMED: runs that ended %q: the run said it succeeded, the workspace says it did not.\n\n", SuccessButFailedName)
 	for i, v := range ranked {
 		a := Sum(r.Select(v, ""))
-		fmt.Fprintf(w, "%d. %s: pass rate %.1f%% (%d/%d), score %.2f, %s tokens, %s, %d questions, %d tool calls\n",
+		fmt.Fprintf(w, "%d. %s: pass rate %.1f%% (%d/%d), score %.2f, %s tokens, %s, %d questions, %d tool calls, %d %s\n",
 			i+1, render.SanitizeLine(v), 100*a.PassRate, a.Passes, a.Runs, a.Score,
-			humanTokens(float64(a.Tokens.Total)), humanSeconds(a.Seconds), a.Questions, a.ToolCalls)
+			humanTokens(float64(a.Tokens.Total)), humanSeconds(a.Seconds), a.Questions, a.ToolCalls, a.SuccessButFailed, SuccessButFailedName)
 	}
 	if len(ranked) == 2 {
 		fmt.Fprintln(w, render.SanitizeLine(Compare(r, ranked[0], ranked[1]).Note()))
 	}
+	writeRuns(w, r)
 	if errs := harnessErrors(r); len(errs) > 0 {
 		fmt.Fprintf(w, "%d runs could not be carried out:\n", len(errs))
 		for _, e := range errs {
 			fmt.Fprintln(w, "  "+render.SanitizeLine(e))
 		}
 	}
+}
+
+// writeRuns lists every run: its benchmark, repetition and variant, then
+// its status and its verdict side by side, and the name of a run that
+// ended "success, validation failed".
+func writeRuns(w io.Writer, r *Report) {
+	if len(r.Results) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nRuns")
+	rows := [][]string{{"  BENCHMARK", "#", "VARIANT", "STATUS", "VERDICT", ""}}
+	for _, x := range r.Results {
+		mark := ""
+		if x.SuccessButFailed() {
+			mark = "← " + SuccessButFailedName
+		}
+		rows = append(rows, []string{"  " + render.SanitizeLine(x.Benchmark), fmt.Sprint(x.Repetition), shortName(x.Variant),
+			render.SanitizeLine(x.Status), x.Verdict(), mark})
+	}
+	writeColumns(w, rows)
 }
 
 func harnessErrors(r *Report) []string {
@@ -92,7 +115,7 @@ func writeColumns(w io.Writer, rows [][]string) {
 				b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)))
 			}
 		}
-		fmt.Fprintln(w, b.String())
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 }
 
@@ -151,13 +174,16 @@ func ResultLine(r Result, st Status) string {
 	if r.Pass {
 		verdict = "pass"
 	}
-	extra := ""
+	extra, status := "", r.Status
+	if r.SuccessButFailed() {
+		status += " (" + SuccessButFailedName + ")"
+	}
 	if r.Error != "" {
 		extra = " — " + r.Error
 	} else if r.Validation != nil && len(r.Validation.Reasons) > 0 {
 		extra = " — " + r.Validation.Reasons[0]
 	}
 	return render.SanitizeLine(fmt.Sprintf("[%d/%d] %s %s #%d (%s): %s, %s tokens, %s, %d asked%s",
-		st.Done, st.Total, verdict, r.Benchmark, r.Repetition, r.Variant, r.Status,
+		st.Done, st.Total, verdict, r.Benchmark, r.Repetition, r.Variant, status,
 		humanTokens(float64(r.Tokens.Total)), humanSeconds(r.Seconds), r.QuestionsAsked, clip(extra, 200)))
 }

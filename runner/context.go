@@ -74,6 +74,12 @@ func budgetExceededCard(msg string) event.Card {
 
 // contextPoint answers a parked rejection or pressure at f's safe point.
 func (r *Run) contextPoint(ctx context.Context, f *Frame) (event.Card, bool, error) {
+	if f.RejectedPending != 0 || f.PressurePending {
+		// What the role sees is about to change: a call it repeats
+		// afterwards (re-reading a file compaction dropped) is not the
+		// same call again.
+		f.RepeatKey, f.RepeatCount = "", 0
+	}
 	if f.RejectedPending != 0 {
 		reported := f.RejectedPending
 		f.RejectedPending = 0

@@ -174,8 +174,9 @@ func TestDemoConsoleUnwindsAPlanChange(t *testing.T) {
 	p.typeText("Keep the fix to one sed expression")
 	p.keys("Enter")
 	p.waitFor("Plan change sent")
-	// The coder finished interrupted (✗) and a second planner is at work.
-	p.waitFor("✗ Coder", "Planner ×2", "● Planner")
+	// The coder finished interrupted (■, not the ✗ of an error) and a
+	// second planner is at work.
+	p.waitFor("■ Coder", "Planner ×2", "● Planner")
 	s := p.waitFor("Result · run-", "Status: ✓ success", "Slug tests fixed, after your plan change", "Keep the fix to one sed expression")
 	if strings.Contains(s, "no more replies") {
 		t.Fatalf("the scripted model ran out:\n%s", s)

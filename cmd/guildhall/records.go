@@ -133,6 +133,7 @@ func newShowCmd(common *commonFlags) *cobra.Command {
 				return &exitCodeError{code: exitError, err: err}
 			}
 			showRun(cmd.OutOrStdout(), m, ws.ReadSummary(args[0]))
+			showActivity(cmd.OutOrStdout(), ws, args[0])
 			showUndo(cmd.OutOrStdout(), ws, args[0])
 			showThread(cmd.OutOrStdout(), ws, args[0])
 			return nil

@@ -241,16 +241,20 @@ func TestRejectionsOverEachWireFormat(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/reported=%v", prov, report), func(t *testing.T) {
 				f := fakellm.New()
 				defer f.Close()
+				// Six files: the same read six times in a row would be
+				// stopped by the repetition check.
 				var turns []fakellm.Reply
 				for i := 0; i < 6; i++ {
-					turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "read_file", Args: map[string]string{"path": "big.txt"}}}})
+					turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "read_file", Args: map[string]string{"path": fmt.Sprintf("big%d.txt", i)}}}})
 				}
 				turns = append(turns, fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "survived"}}}})
 				f.Queue("orchestrator", turns...)
 				f.MaxPromptChars, f.ReportTokens = 20000, report
 				ws := t.TempDir()
-				if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(strings.Repeat("word ", 1500)), 0o644); err != nil {
-					t.Fatal(err)
+				for i := 0; i < 6; i++ {
+					if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("big%d.txt", i)), []byte(strings.Repeat("word ", 1500)), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
 				dep := filepath.Join(t.TempDir(), "deployment.json")
 				os.WriteFile(dep, []byte(`{"model": {"contextWindow": 4000, "generation": {"maxTokens": 500}}}`), 0o644)
