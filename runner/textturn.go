@@ -13,6 +13,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -73,6 +74,9 @@ func (r *Run) admitTextCalls(f *Frame, t textCalls) ([]provider.ToolCall, string
 	if t.Problem != "" {
 		return nil, t.Problem
 	}
+	if quotedTextCall(f, t) {
+		return nil, "a tool call written this way is also in what this role read (a file, a tool result, its task), so it may be quoted, not meant"
+	}
 	role := r.opts.Guild.Roles[f.Role]
 	calls := make([]provider.ToolCall, 0, len(t.Calls))
 	for i, c := range t.Calls {
@@ -130,4 +134,52 @@ func (r *Run) implicitFinish(f *Frame, content string) event.Card {
 	}
 	r.emit(event.ImplicitFinish, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: "reply had no tool calls; its content is the summary", Status: "success"})
 	return event.Card{Status: "success", Summary: content}
+}
+
+// quotedTextCall reports whether what the role read holds a tool call
+// like t's: the marker of its format, or a call's name as a JSON string
+// beside an arguments key (as written, or as a tool result's JSON encodes
+// it). The workspace is untrusted: a file that holds a call written as
+// text must not become a call because the model repeated it in its reply.
+// The role's own replies and the platform's reminders are not what it
+// read.
+func quotedTextCall(f *Frame, t textCalls) bool {
+	var needles []string
+	switch t.Format {
+	case textHermes:
+		needles = []string{"<tool_call>", `\u003ctool_call\u003e`}
+	case textMistral:
+		needles = []string{"[TOOL_CALLS]"}
+	case textLlama:
+		needles = []string{"<|python_tag|>", `\u003c|python_tag|\u003e`}
+	}
+	for _, m := range f.History {
+		if m.Role == "assistant" || m.Role == "system" || strings.HasPrefix(m.Content, textCallNotice) {
+			continue
+		}
+		for _, n := range needles {
+			if strings.Contains(m.Content, n) {
+				return true
+			}
+		}
+		if namesACall(m.Content, t.Calls) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesACall reports whether s holds one of calls' names as a JSON string
+// and an arguments or parameters key.
+func namesACall(s string, calls []textCall) bool {
+	if !strings.Contains(s, `arguments"`) && !strings.Contains(s, `parameters"`) &&
+		!strings.Contains(s, `arguments\"`) && !strings.Contains(s, `parameters\"`) {
+		return false
+	}
+	for _, c := range calls {
+		if strings.Contains(s, `"`+c.Name+`"`) || strings.Contains(s, `\"`+c.Name+`\"`) {
+			return true
+		}
+	}
+	return false
 }
