@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/guildhall/guildhall/render"
@@ -583,110 +582,6 @@ func (m *Model) planBox(w int) []string {
 	return boxed("Plan · "+m.view.id+" · esc closes", pager(lines, p.scroll, m.overlayBodyH()), w)
 }
 
-func (m *Model) inspectorBox(w int) []string {
-	v := m.view
-	mod := v.model
-	inner := w - 4
-	var lines []string
-	var opIdx = -1
-	title := "Inspector"
-	if st := m.inspector; st.pid != "" {
-		p, ok := mod.Participant(st.pid)
-		if !ok {
-			return boxed(title, []string{"Nothing selected."}, w)
-		}
-		title = m.res.ParticipantLabel(p)
-		lines = append(lines, kv("Kind", string(p.Kind)), kv("Name", render.SanitizeLine(p.Role)))
-		if p.RoleID != "" {
-			lines = append(lines, kv("Instance", render.SanitizeLine(p.RoleID)))
-		}
-		if d := m.res.ParticipantDescription(p); d != "" {
-			lines = append(lines, kv("About", d))
-		}
-		lines = append(lines, kv("Invocations", fmt.Sprint(p.Invocations)))
-		if p.Turns > 0 {
-			lines = append(lines, kv("Model turns", fmt.Sprint(p.Turns)))
-		}
-		lines = append(lines, kv("Tokens", metricsLine(p.Metrics)))
-		if i, ok := v.nodeCall(st.key); ok {
-			opIdx = i
-		}
-		if p.Kind == render.KindTool {
-			lines = append(lines, m.toolNodeCalls(st.key, inner)...)
-		}
-	} else {
-		opIdx = st.op
-	}
-	if opIdx >= 0 && opIdx < len(mod.Operations) {
-		op, _ := mod.OperationDetails(mod.Operations[opIdx].ID)
-		src, _ := mod.Participant(op.Source)
-		dst, _ := mod.Participant(op.Destination)
-		if m.inspector.pid == "" {
-			title = m.res.OperationLabel(op, src, dst)
-			lines = append(lines, kv("Kind", string(op.Kind)), kv("From", m.res.ParticipantLabel(src)), kv("To", m.res.ParticipantLabel(dst)))
-		} else {
-			lines = append(lines, "", styleTitle.Render("Latest call: ")+m.res.OperationLabel(op, src, dst))
-		}
-		lines = append(lines, kv("Started", fmtTime(op.StartedAt)))
-		if op.SettledAt != nil {
-			lines = append(lines, kv("Settled", fmtTime(*op.SettledAt)))
-		}
-		lines = append(lines, kv("State", string(op.Lifecycle)+openWord(op)))
-		vd := callVerdict(mod, op)
-		if vd.Glyph != "" {
-			lines = append(lines, kv("Outcome", vd.Text()))
-		}
-		if op.ErrorKind != "" && op.ErrorKind != vd.Detail {
-			lines = append(lines, kv("Error kind", render.SanitizeLine(op.ErrorKind)))
-		}
-		if op.Kind == render.OpCall {
-			lines = append(lines, kv("This call", metricsLine(op.Metrics)))
-		}
-		for _, a := range op.Annotations {
-			lines = append(lines, kv("Note", annotationText(a)))
-		}
-		lines = append(lines, m.opBody(op, m.inspector.json, inner)...)
-	}
-	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
-	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy"}
-	if opIdx >= 0 && opIdx < len(mod.Operations) {
-		if _, _, ok := mod.OperationPayload(mod.Operations[opIdx].ID); ok {
-			mode := "JSON"
-			if m.inspector.json {
-				mode = "text"
-			}
-			keys = append(keys, "J", mode)
-		}
-	}
-	body = append(body, hints(inner, keys...))
-	return boxed(title, body, w)
-}
-
-// opBody is an operation's details: a tool call's arguments or a tool's
-// result as their text (J shows the JSON), anything else as the details
-// Markdown.
-func (m *Model) opBody(op render.Operation, asJSON bool, inner int) []string {
-	if raw, kind, ok := m.view.model.OperationPayload(op.ID); ok && !asJSON {
-		title := "Result"
-		if kind == "arguments" {
-			title = "Arguments"
-		}
-		text := resultText(raw)
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
-		out := []string{"", styleTitle.Render(title)}
-		for _, l := range strings.Split(wrapIndented(render.Sanitize(text), inner-2), "\n") {
-			out = append(out, "  "+l)
-		}
-		return out
-	}
-	if strings.TrimSpace(op.Details) == "" {
-		return nil
-	}
-	return append([]string{"", styleTitle.Render("Details")}, m.markdown(op.Details, inner)...)
-}
-
 // opCopy is the text y copies for an operation: what the inspector shows.
 func (m *Model) opCopy(v *runView, idx int, asJSON bool) string {
 	if v == nil || idx < 0 || idx >= len(v.model.Operations) {
@@ -702,40 +597,7 @@ func (m *Model) opCopy(v *runView, idx int, asJSON bool) string {
 	return op.Details
 }
 
-// annotationText is one note on an operation, as plain sanitised text.
-func annotationText(a render.Annotation) string {
-	if a.Type == event.ToolCallsIgnored {
-		return render.SanitizeLine(fmt.Sprintf("%d tool calls after %s in the same reply were not run", a.Count, a.Tool))
-	}
-	return render.SanitizeLine(string(a.Type) + " " + a.Category + " " + a.Tool)
-}
-
 func kv(k, v string) string { return styleFaint.Render(fmt.Sprintf("%-12s", k)) + v }
-
-func metricsLine(mt render.Metrics) string {
-	s := compactTokens(mt.Tokens) + " tokens"
-	if mt.CachedPromptTokens > 0 {
-		s += " · " + compactTokens(mt.CachedPromptTokens) + " cached"
-	}
-	if mt.ElapsedSeconds > 0 {
-		s += fmt.Sprintf(" · %.1fs", mt.ElapsedSeconds)
-	}
-	return s
-}
-
-func openWord(op render.Operation) string {
-	if op.Open {
-		return ", open"
-	}
-	return ""
-}
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05.000 UTC")
-}
 
 func (m *Model) transcriptBox(w int) []string {
 	t := m.transcript

@@ -20,8 +20,9 @@ import { LabelResolver, TIERS, deriveCostStrip, deriveNowCaption, type LabelSet,
 import {
   COL_GAP, DETAIL_ZOOM, NODE_W, PAD, SEQ_HEAD_H, SEQ_ROW_H, activeNodeKey, clampZoom, describeNode, fitCamera, layoutFlow, messageText, newFlowIndex,
   placedKey, renderFlow, renderSequenceBody, renderSequenceHeader, rowTop, sequenceColumns, sequenceHeight, showNode, step, syncFlowIndex,
-  typeSlots, zoomAt, type Camera, type Direction, type FlowLayout, type Placed, type TreeNode,
+  toolNodeAt, typeSlots, zoomAt, type Camera, type Direction, type FlowLayout, type Placed, type TreeNode,
 } from "./run-stage/index.js";
+import { renderRunNote } from "./outcome.js";
 import { FocusKeeper, onFocusin, onKeydown } from "./modal.js";
 import { plainLine, runTitle } from "./title.js";
 import {
@@ -696,16 +697,8 @@ export function start(node: Element): void {
     }
     return { ...s, tip };
   };
-  // toolNode is the flow index's node a participant target names, when it
-  // is a tool node under a caller.
-  const toolNode = (t: Target): TreeNode | undefined => {
-    if (t.kind !== "participant" || t.stack === undefined || t.node === undefined || !t.node.includes("\u0000")) {
-      return undefined;
-    }
-    const lane = flowIndex.lanes.get(t.stack);
-    const i = lane?.byKey.get(t.node);
-    return i !== undefined ? lane?.nodes[i] : undefined;
-  };
+  const toolNode = (t: Target): TreeNode | undefined =>
+    (t.kind === "participant" ? toolNodeAt(flowIndex, t.stack, t.node) : undefined);
   // latestResultOf is the return of a tool node's latest call.
   const latestResultOf = (s: State, t: Target): string | undefined => {
     const n = toolNode(t);
@@ -1415,16 +1408,6 @@ export function start(node: Element): void {
     return h("div", { class: "egress-line egress-line--denied mcp-line", role: "alert" }, text);
   }
 
-  // runNotesLine shows what the run told the operator about its setup
-  // (the endpoint writes tool calls as text): the program's words, as text.
-  function runNotesLine(s: State): VNode | null {
-    const notes = s.run !== null && s.run.runId === s.runId ? s.run.notes ?? [] : [];
-    if (notes.length === 0) {
-      return null;
-    }
-    return h("div", { class: "egress-line egress-line--denied run-note", role: "status" }, notes[notes.length - 1]);
-  }
-
   function egressLine(s: State): VNode | null {
     const e = s.egress;
     if (e === null || e.last.runId !== s.runId) {
@@ -1958,7 +1941,7 @@ export function start(node: Element): void {
       h("header", { class: "page-head" }, [
         h("a", { class: "skip-link", href: "#main" }, "Skip to the content"),
         topBar(s),
-        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), mcpLine(s), egressLine(s), runNotesLine(s)]),
+        h("div", { class: "banners" }, [authBanner(s), healthBanner(s), mcpLine(s), egressLine(s), renderRunNote(s.run !== null && s.run.runId === s.runId ? s.run.notes : undefined)]),
       ]),
       s.screen === "watch" ? watchScreen(s, r) : s.screen === "history" ? historyScreen(s)
         : s.screen === "queue" ? queueScreen(s) : composeScreen(s),

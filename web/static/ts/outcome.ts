@@ -6,6 +6,7 @@
 // glyph and words. Every string here is the program's own or a machine
 // field, placed as text.
 
+import { h, type VNode } from "./hyperapp.js";
 import type { Operation } from "./model.js";
 
 export interface Verdict {
@@ -51,4 +52,12 @@ export function failed(v: Verdict): boolean {
 export function verdictText(v: Verdict): string {
   const head = (v.glyph + " " + v.word).trim();
   return v.detail !== "" && v.detail !== v.word ? head + " · " + v.detail : head;
+}
+
+/** renderRunNote shows the latest note a run gave the operator about its setup (tool calls written as text), as text. */
+export function renderRunNote(notes: readonly string[] | undefined): VNode | null {
+  if (notes === undefined || notes.length === 0) {
+    return null;
+  }
+  return h("div", { class: "egress-line egress-line--denied run-note", role: "status" }, notes[notes.length - 1]);
 }

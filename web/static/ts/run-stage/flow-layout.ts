@@ -68,6 +68,16 @@ export function participant(ix: FlowIndex, m: ModelState, id: string): Participa
   return p !== undefined && p.id === id ? p : m.participants.find((q) => q.id === id);
 }
 
+/** toolNodeAt is the tool node under a caller that stack and key name in the index, if any. */
+export function toolNodeAt(ix: FlowIndex, stack?: string, key?: string): TreeNode | undefined {
+  if (stack === undefined || key === undefined || !key.includes("\u0000")) {
+    return undefined;
+  }
+  const lane = ix.lanes.get(stack);
+  const i = lane?.byKey.get(key);
+  return i !== undefined ? lane?.nodes[i] : undefined;
+}
+
 /** nodeKey is the node key of a call's destination (tools: one node per caller). */
 export function nodeKey(ix: FlowIndex, m: ModelState, source: string, dest: string): string {
   const p = participant(ix, m, dest);

@@ -8,7 +8,7 @@
 // which the app resolves against the live model for the inspector.
 
 export {
-  newFlowIndex, syncFlowIndex, layoutFlow, fitCamera, zoomAt, showNode, step, clampZoom, placedKey, participant,
+  newFlowIndex, syncFlowIndex, layoutFlow, fitCamera, zoomAt, showNode, step, clampZoom, placedKey, participant, toolNodeAt,
   NODE_W, NODE_H, ROW_H, PAD, COL_GAP,
   type FlowIndex, type FlowLayout, type Camera, type Placed, type Direction, type TreeNode,
 } from "./flow-layout.js";
