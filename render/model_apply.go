@@ -176,6 +176,16 @@ func (m *Model) Apply(e event.Event) {
 		if ok = decode(e, &p); ok {
 			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Tool: p.Tool})
 		}
+	case event.TextToolCalls:
+		var p event.TextToolCallsPayload
+		if ok = decode(e, &p); ok {
+			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Category: p.Format})
+		}
+	case event.Repetition:
+		var p event.RepetitionPayload
+		if ok = decode(e, &p); ok {
+			m.annotate(p.RoleID, p.Role, Annotation{Type: e.Type, At: ts, Tool: p.Tool, Count: p.Count, Category: p.Action})
+		}
 	case event.ToolCallsIgnored:
 		var p event.ToolCallsIgnoredPayload
 		if ok = decode(e, &p); ok {

@@ -119,8 +119,17 @@ func (m *Model) opBody(op render.Operation, asJSON bool, inner int) []string {
 
 // annotationText is one note on an operation, as plain sanitised text.
 func annotationText(a render.Annotation) string {
-	if a.Type == event.ToolCallsIgnored {
+	switch a.Type {
+	case event.ToolCallsIgnored:
 		return render.SanitizeLine(fmt.Sprintf("%d tool calls after %s in the same reply were not run", a.Count, a.Tool))
+	case event.TextToolCalls:
+		return render.SanitizeLine("tool calls written as text (" + a.Category + ")")
+	case event.Repetition:
+		what := "the same reply"
+		if a.Tool != "" {
+			what = "the same " + a.Tool + " call"
+		}
+		return render.SanitizeLine(fmt.Sprintf("%s %d times in a row (%s)", what, a.Count, a.Category))
 	}
 	return render.SanitizeLine(string(a.Type) + " " + a.Category + " " + a.Tool)
 }
