@@ -62,11 +62,14 @@ func budgetRun(t *testing.T, ws string) (*store.Meta, []string) {
 func TestBudgetEndsALoopingRun(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("loop")
-	// After every tool result the branch matches again and starts over:
-	// the model lists the same folder for ever.
-	script := rawScript(t, h, map[string]any{"branches": map[string]any{"orchestrator": []any{
-		map[string]any{"name": "circles", "when": []string{`\S`}, "turns": []any{listTurn(".")}},
-	}}})
+	// The model lists the same folder for ever, alternating two spellings
+	// of it: the same call three times in a row would be stopped by the
+	// repetition check first (loop_detected), not by the budget.
+	var circles []any
+	for i := 0; i < 40; i++ {
+		circles = append(circles, listTurn([]string{".", "./"}[i%2]))
+	}
+	script := rawScript(t, h, map[string]any{"roles": map[string]any{"orchestrator": circles}})
 	res := h.run(ws, 0, "run", "--workspace", ws, "--guild", budgetGuild(t, h), "--provider", "script", "--script", script,
 		"--no-input", "--max-tool-calls", "25", "Look around")
 	h.assertSafe()
@@ -127,7 +130,8 @@ func TestBudgetMaxWallStopsASlowModel(t *testing.T) {
 	f := fakellm.New()
 	defer f.Close()
 	for i := 0; i < 8; i++ {
-		f.Queue("orchestrator", fakellm.Reply{Calls: []fakellm.Call{{Name: "list_directory", Args: map[string]string{"path": "."}}}})
+		// Two spellings of the folder: not the same call in a row.
+		f.Queue("orchestrator", fakellm.Reply{Calls: []fakellm.Call{{Name: "list_directory", Args: map[string]string{"path": []string{".", "./"}[i%2]}}}})
 	}
 	f.Queue("orchestrator", fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "looked"}}}})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
