@@ -8,8 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/provider"
-	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
 	"github.com/guildhall/guildhall/web/webtest"
@@ -28,20 +27,11 @@ func TestBrowserQueueScreen(t *testing.T) {
 	defer cancel()
 
 	dir := t.TempDir()
-	if err := seed.CopyDemoWorkspace(dir); err != nil {
-		t.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	dm, err := demo.Setup(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := provider.ParseScript(seed.DemoScript())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: dm.Guild, Deployment: dm.Deployment, Provider: dm.Provider})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +70,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := web.New(sess, g, "e2e", web.WithQueue(sched))
+	srv, err := web.New(sess, dm.Guild, "e2e", web.WithQueue(sched))
 	if err != nil {
 		t.Fatal(err)
 	}
