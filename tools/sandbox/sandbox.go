@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guildhall/guildhall/tools/egress"
@@ -91,6 +93,10 @@ type Sandbox struct {
 	helper  *helperProc
 	proxy   *egress.Proxy
 	closed  bool
+
+	// tampered is set for good once a helper's channel carried a frame
+	// the helper did not send (TamperedError): no later command runs.
+	tampered atomic.Pointer[TamperedError]
 
 	// serversMu guards servers, the long-lived servers still running
 	// (StartServer): a server that exits is forgotten without waiting
@@ -181,21 +187,43 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	if s.closed {
 		return shell.Result{}, startFailed("the run's sandbox is closed")
 	}
+	if te := s.tampered.Load(); te != nil {
+		return shell.Result{ExitCode: -1}, te
+	}
 	s.setCaller(sc.Caller)
 	defer s.endCall()
 	hp, err := s.ensureHelper()
 	if err != nil {
-		return shell.Result{}, err
+		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
+	err = s.noteTampered(err)
 	// After a timeout the helper may hold an interpreter it abandoned (a
 	// builtin stuck opening a FIFO): start afresh at the next command.
 	if hp.dead() || res.TimedOut {
 		s.stopHelper()
 	}
 	return res, err
+}
+
+// Tampered is the error that broke the sandbox, or nil: a helper's
+// channel carried a frame its helper did not send. The run must stop.
+func (s *Sandbox) Tampered() error {
+	if te := s.tampered.Load(); te != nil {
+		return te
+	}
+	return nil
+}
+
+// noteTampered records err when it is a *TamperedError, and returns it.
+func (s *Sandbox) noteTampered(err error) error {
+	var te *TamperedError
+	if errors.As(err, &te) {
+		s.tampered.CompareAndSwap(nil, te)
+	}
+	return err
 }
 
 // Warm starts the helper ahead of the first command, so that its start
@@ -208,8 +236,9 @@ func (s *Sandbox) Warm() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
-		_, _ = s.ensureHelper()
+	if !s.closed && s.tampered.Load() == nil {
+		_, err := s.ensureHelper()
+		_ = s.noteTampered(err)
 	}
 }
 
