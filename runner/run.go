@@ -431,6 +431,11 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		card, err = endpointCard(r.unanswered), nil
 		r.unwindAll(card)
 	}
+	var tamper *sandbox.TamperedError
+	if errors.As(err, &tamper) {
+		card, err = tamperedCard(tamper), nil
+		r.unwindAll(card)
+	}
 	if errors.Is(err, errHalted) {
 		card, err = r.halt, nil
 		r.unwindAll(card)

@@ -36,6 +36,16 @@ func shellCall(ctx context.Context, env *Env, command string, timeout time.Durat
 // subprocess tools never run unconfined by omission.
 var errNoSandbox = &sandbox.StartError{Msg: "no sandbox was set up for this run, so the command was not run (a Guildhall bug)"}
 
+// tamperedResult is the result of a call whose sandbox was broken into
+// (sandbox.TamperedError); ok is false for any other error.
+func tamperedResult(err error, details any) (Result, bool) {
+	var te *sandbox.TamperedError
+	if !errors.As(err, &te) {
+		return Result{}, false
+	}
+	return Result{Kind: KindSandboxTampered, Message: te.Error(), Details: details}, true
+}
+
 // Canonical is the workspace folder with its symbolic links resolved, as
 // the sandbox mounts it.
 func (w *Workspace) Canonical() string { return w.canon }
