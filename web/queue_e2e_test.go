@@ -89,6 +89,10 @@ func TestBrowserQueueScreen(t *testing.T) {
 	poll("the Queue tab", `[...document.querySelectorAll("nav.tabs button")].some((b) => b.textContent.startsWith("Queue"))`)
 	eval(`(() => { [...document.querySelectorAll("nav.tabs button")].find((b) => b.textContent.startsWith("Queue")).click(); return ""; })()`)
 	poll("the parked item", `document.querySelector('[data-queue-id="`+parked.ID+`"].queue-item--needs_input') !== null`)
+	// The tab counts in words (it read "Queue ?" with a task to answer).
+	if got := eval(`[...document.querySelectorAll("nav.tabs button")].find((b) => b.textContent.startsWith("Queue")).textContent`); got != "Queue (1 to answer)" {
+		t.Errorf("the Queue tab reads %q, want %q", got, "Queue (1 to answer)")
+	}
 
 	// Add a task: its first line is listed as text, Markdown marks and all.
 	if err := chromedp.Do(run, chromedp.SendKeys("#queue-task-input", "Write the **docs** <b>now</b>\nwith details")); err != nil {
@@ -98,6 +102,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll("the added task", `[...document.querySelectorAll(".queue-item--waiting .queue-task")].some((e) => e.textContent === "Write the **docs** <b>now</b>")`)
+	poll("the tab's counts", `[...document.querySelectorAll("nav.tabs button")].find((b) => b.textContent.startsWith("Queue")).textContent === "Queue (1 waiting, 1 to answer)"`)
 	if got := eval(`String(document.querySelectorAll(".queue-item--waiting .queue-task b, .queue-item--waiting .queue-task strong").length)`); got != "0" {
 		t.Errorf("the task line was rendered as markup: %s elements", got)
 	}

@@ -45,6 +45,10 @@ type Session interface {
 	Terminate(runID string) error
 	Health() runner.HealthView
 	Workspace() store.Workspace
+	// Changes is what a run changed in the workspace (the result's "What
+	// changed"); ModelInfo names the session's model (the meters).
+	Changes(ctx context.Context, runID string) (runner.Changes, error)
+	ModelInfo() runner.ModelInfo
 }
 
 var _ Session = (*runner.Session)(nil)
@@ -256,6 +260,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/runs/{id}/flow", s.handleFlow)
 	mux.HandleFunc("GET /api/runs/{id}/plan", s.handlePlan)
 	mux.HandleFunc("GET /api/runs/{id}/thread", s.handleThread)
+	mux.HandleFunc("GET /api/runs/{id}/changes", s.handleChanges)
 	mux.HandleFunc("POST /api/runs/{id}/interrupt", s.handleInterrupt)
 	mux.HandleFunc("POST /api/runs/{id}/pause", s.handleControl(s.sess.Pause))
 	mux.HandleFunc("POST /api/runs/{id}/resume", s.handleResume)

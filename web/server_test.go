@@ -157,8 +157,13 @@ func TestRunViewOfAPastRun(t *testing.T) {
 	if v.CurrentActivity != "" {
 		t.Errorf("a finished run has no current activity, got %q", v.CurrentActivity)
 	}
-	if strings.Contains(string(raw), "qwen2.5-coder") || strings.Contains(string(raw), "secret-model-name") {
-		t.Error("the run view carries the model name")
+	// The model's name is the meters' (the terminal's footer shows it
+	// too), and nowhere else: not the log's payloads, not the record's.
+	if v.Meters == nil || v.Meters.Model != "qwen2.5-coder:32b" || v.Meters.RoleID == "" || v.Meters.Context <= 0 {
+		t.Errorf("meters %+v", v.Meters)
+	}
+	if n := strings.Count(string(raw), "qwen2.5-coder"); n != 1 || strings.Contains(string(raw), "secret-model-name") {
+		t.Errorf("the run view names the model %d times (want once, in the meters), or names the record's", n)
 	}
 	if v.FlowVersion == 0 || v.Totals.Tokens == 0 {
 		t.Errorf("flow version %d, totals %+v", v.FlowVersion, v.Totals)
@@ -578,4 +583,17 @@ func TestServeBindsLoopbackAndStops(t *testing.T) {
 		}
 		return err != nil
 	})
+}
+
+// TestChangesRoute: GET /api/runs/:id/changes serves the session's change
+// set of a known run, and 404 for a run the workspace does not hold.
+func TestChangesRoute(t *testing.T) {
+	ts := newTestServer(t)
+	id := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	var v ChangesView
+	if res := ts.do("GET", "/api/runs/"+id+"/changes", nil, &v); res.StatusCode != 200 || v.RunID != id || v.Source != "log" || v.Files == nil {
+		t.Fatalf("changes: %d %+v", res.StatusCode, v)
+	}
+	ts.wantError("GET", "/api/runs/run-20990101-000000/changes", nil, 404, "unknown_run")
+	ts.wantError("GET", "/api/runs/..%2f..%2fetc/changes", nil, 404, "unknown_run")
 }

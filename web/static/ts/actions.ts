@@ -5,7 +5,7 @@
 // queue-actions.ts, the run stage's (flow graph, sequence view, inspector)
 // in stage.ts.
 
-import { emptyModel, merge, type Envelope } from "./model.js";
+import { emptyModel, merge, terminalStatus, type Envelope } from "./model.js";
 import type { Tier } from "./labels.js";
 import type { PendingQuestion } from "./question-modal.js";
 import type { QueueItem } from "./queue-view.js";
@@ -54,7 +54,20 @@ export function makeActions(c: Client) {
     return { ...s, flow };
   };
 
-  const RunLoaded: Action<RunView> = (s, run) => (run.runId === s.runId ? { ...s, run } : s);
+  // A finished run's change set is read once it is seen finished (the
+  // result shows it), as the terminal's result card does.
+  const RunLoaded: Action<RunView> = (s, run) => {
+    if (run.runId !== s.runId) {
+      return s;
+    }
+    if (terminalStatus(run.status) && (s.changes === null || s.changes.runId !== run.runId)) {
+      return [{ ...s, run, changes: { runId: run.runId, set: null, error: "" }, changeOpen: "" },
+        effect(() => void c.fetch.loadChanges(run.runId))];
+    }
+    return { ...s, run };
+  };
+  const ToggleChange: Action<string> = (s, path) => ({ ...s, changeOpen: s.changeOpen === path ? "" : path });
+  const ToggleTask: Action<unknown> = (s) => ({ ...s, taskOpen: !s.taskOpen });
 
   const QuestionsLoaded: Action<PendingQuestion[]> = (s, questions) => {
     const current = s.questions.find((q) => q.runId === s.runId);
@@ -68,7 +81,7 @@ export function makeActions(c: Client) {
     }
     return [{
       ...s, runId, run: null, flow: emptyModel(), tip: null, details: null, plan: null, planOpen: false,
-      transcript: null, stream: null, thread: null, interruptOpen: false, copied: false,
+      transcript: null, stream: null, thread: null, interruptOpen: false, copied: false, changes: null, changeOpen: "", taskOpen: false,
       flowCam: { x: 0, y: 0, k: s.flowCam.k }, flowFollow: true, flowSel: "", seqTop: 0, seqLeft: 0, seqFollow: true, seqSel: -1,
     }, effect(() => {
       void c.fetch.refreshFlow();
@@ -269,6 +282,8 @@ export function makeActions(c: Client) {
     Init,
     FlowLoaded,
     RunLoaded,
+    ToggleChange,
+    ToggleTask,
     QuestionsLoaded,
     ViewRun,
     Watch,

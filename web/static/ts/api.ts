@@ -98,6 +98,18 @@ export interface RunView extends RunSummary {
   noAction?: boolean;
   /** What the run told the operator about its setup (tool calls written as text), the program's words. */
   notes?: string[];
+  /** The model's name and the context its latest caller fills (tui/meters.go). */
+  meters?: Meters | null;
+}
+
+/** The run view's model meters: machine fields, shown as text. */
+export interface Meters {
+  model?: string;
+  roleId?: string;
+  /** Tokens of the latest caller's conversation; 0 before its first reply. */
+  context: number;
+  /** The context window; 0 when neither the deployment nor a compaction said. */
+  window: number;
 }
 
 export interface TranscriptMessage {

@@ -82,8 +82,9 @@ export function start(node: Element): void {
       const hgt = Math.round(e.contentRect.height);
       const cur = getState().stage;
       if (w !== cur.w || hgt !== cur.h) {
-        // A phone starts a little zoomed out, so a node and its callee fit.
-        const first = cur.w === 0 && w < 600 && getState().flowCam.k === 1;
+        // A phone starts a little zoomed out, so a node and its callee fit;
+        // so does a window narrowed to a phone's width.
+        const first = (cur.w === 0 || cur.w >= 600) && w < 600 && getState().flowCam.k === 1;
         send(c.act.Patch, first ? { stage: { w, h: hgt }, flowCam: { ...getState().flowCam, k: 0.8 } } : { stage: { w, h: hgt } });
       }
     }

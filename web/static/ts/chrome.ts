@@ -105,7 +105,10 @@ export function makeChrome(c: Client) {
   function queueTabLabel(s: State): string {
     const parked = s.queue.filter((it) => it.status === "needs_input").length;
     const waiting = s.queue.filter((it) => it.status === "waiting").length;
-    return "Queue" + (waiting > 0 ? " (" + waiting + ")" : "") + (parked > 0 ? " ?" : "");
+    // Counts in words: a bare "?" for a task waiting on an answer read as
+    // an unknown count.
+    const parts = [waiting > 0 ? waiting + " waiting" : "", parked > 0 ? parked + " to answer" : ""].filter((p) => p !== "");
+    return "Queue" + (parts.length > 0 ? " (" + parts.join(", ") + ")" : "");
   }
 
   return { updateChrome, authBanner, healthBanner, mcpLine, egressLine, topBar, queueTabLabel };

@@ -8,6 +8,7 @@ import type { Envelope } from "./model.js";
 import type { PendingQuestion } from "./question-modal.js";
 import type { Thread } from "./thread-view.js";
 import type { QueueItem } from "./queue-view.js";
+import type { ChangeSet } from "./changes-view.js";
 import { onFocusin, onKeydown } from "./modal.js";
 import {
   enc, serverURL, type Config, type EgressNote, type HealthView, type McpNote, type RunSummary, type RunView, type Transcript,
@@ -132,6 +133,15 @@ export function makeFetchers(c: Client) {
     if (res.ok && res.body !== null) {
       send(DetailsLoaded, { opId, text: res.body.details ?? "" });
     }
+  }
+
+  async function loadChanges(runId: string): Promise<void> {
+    const res = await api<ChangeSet & { error?: string }>(`/api/runs/${enc(runId)}/changes`);
+    if (getState().runId !== runId) {
+      return;
+    }
+    const error = !res.ok || res.body === null ? "the change set could not be read" : res.body.error ?? "";
+    send(Patch, { changes: { runId, set: error === "" ? res.body : null, error } });
   }
 
   async function loadPlan(runId: string): Promise<void> {
@@ -326,6 +336,7 @@ export function makeFetchers(c: Client) {
     refreshThread,
     refreshQueue,
     loadDetails,
+    loadChanges,
     loadPlan,
     loadTranscript,
     refreshAll,

@@ -7,9 +7,11 @@ import { emptyModel, type ModelState } from "./model.js";
 import type { Tier } from "./labels.js";
 import type { Camera } from "./run-stage/index.js";
 import { runTitle } from "./title.js";
+import { sameText } from "./result-modal.js";
 import type { PendingQuestion } from "./question-modal.js";
 import type { Thread } from "./thread-view.js";
 import type { QueueEditDraft, QueueItem } from "./queue-view.js";
+import type { ChangesState } from "./changes-view.js";
 import type { Config, EgressNote, HealthView, McpNote, RunSummary, RunView, Transcript } from "./api.js";
 
 export type Target =
@@ -103,6 +105,11 @@ export interface State {
   announce: string;
   /** Whether the side panel lists every role instance of a long run. */
   rolesAll: boolean;
+  /** The viewed run's change set (read when it has finished), and the file whose diff is open. */
+  changes: ChangesState | null;
+  changeOpen: string;
+  /** Whether the task card shows the whole task. */
+  taskOpen: boolean;
 }
 
 export const initialState: State = {
@@ -118,6 +125,7 @@ export const initialState: State = {
   authLost: false,
   stage: { w: 0, h: 0 }, flowCam: { x: 0, y: 0, k: 1 }, flowFollow: true, flowSel: "",
   seqTop: 0, seqLeft: 0, seqFollow: true, seqSel: -1, deferred: "", announce: "", rolesAll: false,
+  changes: null, changeOpen: "", taskOpen: false,
 };
 
 // ---- fixed copy ----
@@ -141,7 +149,7 @@ export const PAUSE_COPY: Record<string, string> = {
 export const STREAM_TAIL = 3000;
 /** Event types that change only the flow model, not the run view (GET /api/runs/:id). */
 export const FLOW_ONLY_EVENTS: ReadonlySet<string> = new Set([
-  "llm_call", "llm_call_start", "tool_call", "tool_result", "context_pressure", "context_compacted", "observe", "egress",
+  "llm_call_start", "tool_call", "tool_result", "context_pressure", "context_compacted", "observe", "egress",
 ]);
 
 /** The side panel lists at most this many role instances until asked for all. */
@@ -156,7 +164,20 @@ export function runLabel(r: RunSummary | null): string {
   if (r === null) {
     return "";
   }
+  // A run that stopped (terminated, failed) may have no summary of its own
+  // but the words of its result ("The operator terminated the run."): the
+  // result says them, and the label names the task instead.
+  const said = [r.result?.summary ?? "", r.error?.message ?? r.result?.error?.message ?? ""];
+  if (r.status !== "success" && r.summary && said.some((t) => t !== "" && sameText(t, r.summary ?? ""))) {
+    return runTitle(null, r.task);
+  }
   return runTitle(r.summary, r.task);
+}
+
+/** compactTokens writes a token count as the terminal does: 950, 12.3k, 1.2M. */
+export function compactTokens(n: number): string {
+  const trim = (s: string) => s.replace(".0", "");
+  return n >= 1_000_000 ? trim((n / 1e6).toFixed(1) + "M") : n >= 1000 ? trim((n / 1e3).toFixed(1) + "k") : String(n);
 }
 
 /** resumable: a run that stopped before finishing and is not the live one. */

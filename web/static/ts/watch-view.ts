@@ -14,13 +14,13 @@ import { renderTooltip } from "./tooltip.js";
 import { renderQuestionModal, type PendingQuestion } from "./question-modal.js";
 import { renderResultModal } from "./result-modal.js";
 import { renderTaskIdentity, renderThreadBody } from "./thread-view.js";
-import type { Transcript } from "./api.js";
-import { PAUSE_COPY, ROLE_LIST_MAX, formatTime, prettyJSON, runLabel, type State } from "./state.js";
+import type { Meters, Transcript } from "./api.js";
+import { PAUSE_COPY, ROLE_LIST_MAX, compactTokens, formatTime, prettyJSON, runLabel, type State } from "./state.js";
 import type { Client } from "./client.js";
 
 /** makeWatchView builds the Watch screen's views over c. */
 export function makeWatchView(c: Client) {
-  const { Patch, DeferQuestion, ShowQuestion, CopyText, CopyRaw, AnswerDraft, AnswerSubmit, AnswerOption, CloseResult, control, OpenInterrupt, CloseInterrupt, InterruptKind, InterruptDraft, InterruptSubmit, TogglePlan, OpenTranscript, ComposeFrom } = c.act;
+  const { Patch, DeferQuestion, ShowQuestion, CopyText, CopyRaw, AnswerDraft, AnswerSubmit, AnswerOption, CloseResult, control, OpenInterrupt, CloseInterrupt, InterruptKind, InterruptDraft, InterruptSubmit, TogglePlan, OpenTranscript, ComposeFrom, ToggleChange, ToggleTask } = c.act;
   const { StageOver, ClosePin, StageLeave, CardEnter, CardLeave, flowStage, sequenceStage, tooltipContent } = c.stage;
 
   function pauseCard(s: State): VNode | null {
@@ -167,6 +167,30 @@ export function makeWatchView(c: Client) {
     ]);
   }
 
+  // meters are the model's name and the context its latest caller fills,
+  // as the terminal's footer and pane header show them: machine fields as
+  // text, the bar in the terminal's glyphs.
+  function meters(m: Meters | null | undefined): VNode | null {
+    if (m === null || m === undefined || (!m.model && m.context <= 0)) {
+      return null;
+    }
+    const parts: VNode[] = [];
+    if (m.model) {
+      parts.push(h("span", { class: "model-name", title: "The model this run uses" }, m.model));
+    }
+    if (m.context > 0 && m.window > 0) {
+      const frac = Math.min(1, m.context / m.window);
+      const cells = Math.max(1, Math.min(10, Math.round(frac * 10)));
+      parts.push(h("span", {
+        class: "context-meter context-meter--" + (frac >= 0.9 ? "full" : frac >= 0.7 ? "high" : "ok"), role: "meter",
+        "aria-label": "Context window used" + (m.roleId ? " by " + m.roleId : ""),
+        "aria-valuemin": "0", "aria-valuemax": String(m.window), "aria-valuenow": String(m.context),
+        "aria-valuetext": compactTokens(m.context) + " of " + compactTokens(m.window) + " tokens",
+      }, "context " + "▰".repeat(cells) + "▱".repeat(10 - cells) + " " + compactTokens(m.context) + " of " + compactTokens(m.window)));
+    }
+    return h("span", { class: "meters" }, parts);
+  }
+
   function pendingQuestion(s: State): PendingQuestion | undefined {
     return s.questions.find((q) => q.runId === s.runId);
   }
@@ -180,12 +204,15 @@ export function makeWatchView(c: Client) {
     const title = run !== null && (thread === null || thread.lineage.length <= 1) ? runLabel(run)
       : thread !== null ? plainLine(thread.identity.firstTask) : "";
     return h("main", { class: "watch", id: "main" }, [
-      thread !== null ? renderTaskIdentity(thread, title) : null,
+      thread !== null ? renderTaskIdentity(thread, title, {
+        task: run !== null && thread.lineage.length <= 1 ? run.task : thread.identity.firstTask, open: s.taskOpen, onToggle: ToggleTask,
+      }) : null,
       pauseCard(s),
       h("div", { class: "watch-bar" }, [
         h("div", { class: "now" }, [
           h("span", { class: "now-caption" }, deriveNowCaption(s.flow, r)),
           h("span", { class: "cost-strip" }, deriveCostStrip(s.flow.totals).map((part) => h("span", { class: "cost" }, part))),
+          meters(run?.meters),
         ]),
         h("div", { class: "controls" }, [
           h("div", { class: "toggle", role: "group", "aria-label": "View" }, [
@@ -245,6 +272,10 @@ export function makeWatchView(c: Client) {
       out.push(renderResultModal({
         runLabel: runLabel(run), status: run.status, result: run.result, error: run.error, copied: s.copied, noAction: run.noAction === true,
         onClose: CloseResult, onCopyRaw: (raw: string) => [CopyRaw, raw],
+        changes: s.changes !== null && s.changes.runId === run.runId ? {
+          changes: s.changes, open: s.changeOpen, later: s.runs.length > 0 && s.runs[0].runId !== run.runId,
+          onToggle: (path: string) => [ToggleChange, path],
+        } : undefined,
       }));
     }
     if (s.interruptOpen) {
