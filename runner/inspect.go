@@ -76,14 +76,53 @@ func (r *Run) observed(caller, target *Frame, tool string) {
 	}
 }
 
+// targetArgs is the argument every inspection tool shares; each tool's
+// arguments embed it, so decodeTarget can resolve the role for all of them.
 type targetArgs struct {
 	TargetRole string `json:"targetRole"`
 }
 
+func (a *targetArgs) role() string { return a.TargetRole }
+
+type targeted interface{ role() string }
+
+// decodeTarget decodes a tool's arguments into a and resolves the role they
+// target. Decoding is lenient, as the tools always were: a field of the
+// wrong type is left zero and its check reports it.
+func (r *Run) decodeTarget(caller *Frame, args json.RawMessage, a targeted, self bool) (*Frame, *tools.Result) {
+	_ = json.Unmarshal(args, a)
+	return r.target(caller, a.role(), self)
+}
+
+// keepEnds caps an index at maxIndexEntries: it keeps the two protected
+// messages and the newest, and says whether it cut anything.
+func keepEnds[T any](s []T) ([]T, bool) {
+	if len(s) <= maxIndexEntries {
+		return s, false
+	}
+	return append(s[:2:2], s[len(s)-maxIndexEntries+2:]...), true
+}
+
+// count is how many entries a tool returns: what was asked, def when
+// nothing (or nonsense) was, never more than most.
+func count(asked, def, most int) int {
+	if asked <= 0 {
+		asked = def
+	}
+	return min(asked, most)
+}
+
+// fieldText is a message's content, or its reasoning when field says so.
+func fieldText(m provider.Message, field string) string {
+	if field == "reasoning" {
+		return m.Reasoning
+	}
+	return m.Content
+}
+
 func (r *Run) toolContextInfo(_ context.Context, f *Frame, args json.RawMessage) tools.Result {
 	var a targetArgs
-	_ = json.Unmarshal(args, &a)
-	t, res := r.target(f, a.TargetRole, true)
+	t, res := r.decodeTarget(f, args, &a, true)
 	if res != nil {
 		return *res
 	}
@@ -104,10 +143,7 @@ func (r *Run) contextInfo(t *Frame) map[string]any {
 	for i, m := range t.History {
 		sizes = append(sizes, messageSize{Index: i, Role: m.Role, Tokens: int(float64(messageChars(m))*ratio + 0.5)})
 	}
-	truncated := false
-	if len(sizes) > maxIndexEntries {
-		sizes, truncated = append(sizes[:2:2], sizes[len(sizes)-maxIndexEntries+2:]...), true
-	}
+	sizes, truncated := keepEnds(sizes)
 	return map[string]any{
 		"roleId": t.RoleID, "contextWindow": r.opts.Deployment.Model.ContextWindow, "effectiveBudget": budget,
 		"promptTokens": t.PromptTokens, "budgetRemaining": budget - t.PromptTokens,
@@ -155,6 +191,8 @@ func (r *Run) toolEditContext(_ context.Context, f *Frame, args json.RawMessage)
 		TargetRole string   `json:"targetRole"`
 		Operations []editOp `json:"operations"`
 	}
+	// Strict, unlike decodeTarget: a malformed operation list must be
+	// refused, not run as an empty edit.
 	if err := json.Unmarshal(args, &a); err != nil {
 		return tools.Fail(tools.KindInvalidArguments, "operations: "+err.Error())
 	}
@@ -209,9 +247,6 @@ func validateEdits(h []provider.Message, limit int, ops []editOp) string {
 		default:
 			return fmt.Sprintf("operation %d: op must be drop, strip_reasoning or replace", i)
 		}
-		if start < 2 {
-			return fmt.Sprintf("operation %d touches message %d; messages 0 and 1 (system prompt and task) are protected, so nothing was changed", i, start)
-		}
 		if end <= start || end > limit {
 			return fmt.Sprintf("operation %d: range [%d, %d) must be non-empty and end at or before %d (the current turn cannot be edited); nothing was changed", i, start, end, limit)
 		}
@@ -255,8 +290,7 @@ func applyEdits(h []provider.Message, ops []editOp) []provider.Message {
 
 func (r *Run) toolListRoleMessages(_ context.Context, f *Frame, args json.RawMessage) tools.Result {
 	var a targetArgs
-	_ = json.Unmarshal(args, &a)
-	t, res := r.target(f, a.TargetRole, true)
+	t, res := r.decodeTarget(f, args, &a, true)
 	if res != nil {
 		return *res
 	}
@@ -273,34 +307,27 @@ func (r *Run) toolListRoleMessages(_ context.Context, f *Frame, args json.RawMes
 		list = append(list, entry{Index: i, Role: m.Role, ContentChars: utf8.RuneCountInString(m.Content),
 			ReasoningChars: utf8.RuneCountInString(m.Reasoning), ToolCallCount: len(m.ToolCalls), Tool: m.ToolName})
 	}
-	truncated := len(list) > maxIndexEntries
-	if truncated {
-		list = append(list[:2:2], list[len(list)-maxIndexEntries+2:]...)
-	}
+	list, truncated := keepEnds(list)
 	r.observed(f, t, "list_role_messages")
 	return tools.OK(map[string]any{"roleId": t.RoleID, "messageCount": len(t.History), "messages": list, "truncated": truncated})
 }
 
 func (r *Run) toolReadMessageWindow(_ context.Context, f *Frame, args json.RawMessage) tools.Result {
 	var a struct {
-		TargetRole string `json:"targetRole"`
-		Index      int    `json:"index"`
-		Field      string `json:"field"`
-		Start      int    `json:"start"`
-		End        *int   `json:"end"`
+		targetArgs
+		Index int    `json:"index"`
+		Field string `json:"field"`
+		Start int    `json:"start"`
+		End   *int   `json:"end"`
 	}
-	_ = json.Unmarshal(args, &a)
-	t, res := r.target(f, a.TargetRole, true)
+	t, res := r.decodeTarget(f, args, &a, true)
 	if res != nil {
 		return *res
 	}
 	if a.Index < 0 || a.Index >= len(t.History) {
 		return tools.Fail(tools.KindInvalidArguments, fmt.Sprintf("index %d is out of range; the conversation has %d messages", a.Index, len(t.History)))
 	}
-	text := t.History[a.Index].Content
-	if a.Field == "reasoning" {
-		text = t.History[a.Index].Reasoning
-	}
+	text := fieldText(t.History[a.Index], a.Field)
 	runes := []rune(text)
 	start := min(max(a.Start, 0), len(runes))
 	end := start + maxWindowChars
@@ -317,7 +344,7 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 	// query and regex are the seed manifest's names; pattern and kind
 	// ("substring", the default, or "regex") the original's.
 	var a struct {
-		TargetRole string `json:"targetRole"`
+		targetArgs
 		Query      string `json:"query"`
 		Pattern    string `json:"pattern"`
 		Field      string `json:"field"`
@@ -325,8 +352,7 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 		Kind       string `json:"kind"`
 		MaxMatches int    `json:"maxMatches"`
 	}
-	_ = json.Unmarshal(args, &a)
-	t, res := r.target(f, a.TargetRole, true)
+	t, res := r.decodeTarget(f, args, &a, true)
 	if res != nil {
 		return *res
 	}
@@ -352,11 +378,7 @@ func (r *Run) toolSearchRoleBlocks(_ context.Context, f *Frame, args json.RawMes
 	if err != nil {
 		return tools.Fail(tools.KindInvalidArguments, "query is not a valid regular expression: "+err.Error())
 	}
-	limit := a.MaxMatches
-	if limit <= 0 {
-		limit = 10
-	}
-	limit = min(limit, maxSearchMatches)
+	limit := count(a.MaxMatches, 10, maxSearchMatches)
 	type match struct {
 		Index   int    `json:"index"`
 		Field   string `json:"field"`
@@ -371,10 +393,7 @@ scan:
 			if a.Field != "" && a.Field != "both" && a.Field != field {
 				continue
 			}
-			text := m.Content
-			if field == "reasoning" {
-				text = m.Reasoning
-			}
+			text := fieldText(m, field)
 			// Ask for one more than still fits, to know whether there is more
 			// without scanning a huge history to its end.
 			for _, loc := range re.FindAllStringIndex(text, limit-len(matches)+1) {
@@ -406,12 +425,11 @@ func window(text string, a, b int) string {
 
 func (r *Run) toolRecentRoleToolCalls(_ context.Context, f *Frame, args json.RawMessage) tools.Result {
 	var a struct {
-		TargetRole string `json:"targetRole"`
-		Count      int    `json:"count"`
-		Limit      int    `json:"limit"`
+		targetArgs
+		Count int `json:"count"`
+		Limit int `json:"limit"`
 	}
-	_ = json.Unmarshal(args, &a)
-	t, res := r.target(f, a.TargetRole, true)
+	t, res := r.decodeTarget(f, args, &a, true)
 	if res != nil {
 		return *res
 	}
@@ -419,10 +437,7 @@ func (r *Run) toolRecentRoleToolCalls(_ context.Context, f *Frame, args json.Raw
 	if n == 0 {
 		n = a.Limit
 	}
-	if n <= 0 {
-		n = 20
-	}
-	n = min(n, maxRecentCalls)
+	n = count(n, 20, maxRecentCalls)
 	type traced struct {
 		Tool       string `json:"tool"`
 		ArgsHash   string `json:"argsHash"`
@@ -477,12 +492,11 @@ func canonicalJSON(s string) string {
 
 func (r *Run) toolTriggerInterrupt(_ context.Context, f *Frame, args json.RawMessage) tools.Result {
 	var a struct {
-		TargetRole string `json:"targetRole"`
-		Action     string `json:"action"`
-		Reason     string `json:"reason"`
+		targetArgs
+		Action string `json:"action"`
+		Reason string `json:"reason"`
 	}
-	_ = json.Unmarshal(args, &a)
-	t, res := r.target(f, a.TargetRole, false)
+	t, res := r.decodeTarget(f, args, &a, false)
 	if res != nil {
 		return *res
 	}
