@@ -58,54 +58,27 @@ func validLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-func validObject(b []byte, i, depth int) (int, bool) {
-	if depth > maxDepth {
-		return i, false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, false
-		}
-		var ok bool
-		if i, ok = validString(b, i); !ok {
-			return i, false
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return i, false
-		}
-		if i, ok = validValue(b, skipSpace(b, i+1), depth); !ok {
-			return i, false
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
+// validObject checks the object at b[i:]; validArray the array.
+func validObject(b []byte, i, depth int) (int, bool) { return validContainer(b, i, depth, '}') }
+func validArray(b []byte, i, depth int) (int, bool)  { return validContainer(b, i, depth, ']') }
 
-func validArray(b []byte, i, depth int) (int, bool) {
+// validContainer checks an object (close is '}': each member is a key, a
+// colon and a value) or an array (close is ']': each member is a value).
+func validContainer(b []byte, i, depth int, close byte) (int, bool) {
 	if depth > maxDepth {
 		return i, false
 	}
 	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
+	if i < len(b) && b[i] == close {
 		return i + 1, true
 	}
 	for {
 		var ok bool
+		if close == '}' {
+			if i, ok = validKey(b, i); !ok {
+				return i, false
+			}
+		}
 		if i, ok = validValue(b, i, depth); !ok {
 			return i, false
 		}
@@ -116,12 +89,29 @@ func validArray(b []byte, i, depth int) (int, bool) {
 		switch b[i] {
 		case ',':
 			i = skipSpace(b, i+1)
-		case ']':
+		case close:
 			return i + 1, true
 		default:
 			return i, false
 		}
 	}
+}
+
+// validKey checks an object member's key and colon at b[i:] and returns
+// the index of its value.
+func validKey(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	i, ok := validString(b, i)
+	if !ok {
+		return i, false
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, false
+	}
+	return skipSpace(b, i+1), true
 }
 
 // plain reports the bytes a string may hold unescaped that need no
