@@ -114,7 +114,7 @@ func TestEventStreamIsNotCompressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t"})
+	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t"})
 	buf := make([]byte, 4096)
 	var got []byte
 	for !bytes.Contains(got, []byte("run_started")) {

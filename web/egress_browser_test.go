@@ -25,8 +25,8 @@ func TestBrowserShowsSetupAndEgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "Fetch the modules", Effort: "standard", EntryRole: "orchestrator"})
-	sess.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Fetch the modules"})
+	sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "Fetch the modules", Effort: "standard", EntryRole: "orchestrator"})
+	sess.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Fetch the modules"})
 
 	page := webtest.OpenPage(t, browser, time.Minute)
 	defer page.Close()
@@ -36,8 +36,8 @@ func TestBrowserShowsSetupAndEgress(t *testing.T) {
 		t.Errorf("setup line %q", got)
 	}
 	page.Poll("the run", `document.querySelector(".run-label") !== null && document.querySelector(".run-label").textContent !== "No run yet"`)
-	sess.emit(t, event.Egress, event.EgressPayload{Host: "proxy.golang.org", Port: 443, Allowed: true, Rule: "proxy.golang.org", Via: "proxy", Role: "coder", RoleID: "coder-1-2"})
-	sess.emit(t, event.Egress, event.EgressPayload{Host: "evil.example<img src=x onerror=alert(1)>", Port: 443, Allowed: false, Via: "proxy",
+	sess.Emit(t, event.Egress, event.EgressPayload{Host: "proxy.golang.org", Port: 443, Allowed: true, Rule: "proxy.golang.org", Via: "proxy", Role: "coder", RoleID: "coder-1-2"})
+	sess.Emit(t, event.Egress, event.EgressPayload{Host: "evil.example<img src=x onerror=alert(1)>", Port: 443, Allowed: false, Via: "proxy",
 		Reason: "not on the sandbox's network allowlist", Role: "coder", RoleID: "coder-1-2"})
 	page.Poll("the denied egress", `document.querySelector(".egress-line--denied") !== null`)
 	got := page.Eval(`document.querySelector(".egress-line").textContent`)
@@ -50,8 +50,8 @@ func TestBrowserShowsSetupAndEgress(t *testing.T) {
 		t.Errorf("the host name became markup: %s img elements", n)
 	}
 	// An MCP server that fails says so, beside the egress line.
-	sess.emit(t, event.MCPServer, event.MCPServerPayload{Server: "github", State: "ready", Tools: 12})
-	sess.emit(t, event.MCPServer, event.MCPServerPayload{Server: "files", State: "failed", Message: "the server exited at start <b>status 1</b>"})
+	sess.Emit(t, event.MCPServer, event.MCPServerPayload{Server: "github", State: "ready", Tools: 12})
+	sess.Emit(t, event.MCPServer, event.MCPServerPayload{Server: "files", State: "failed", Message: "the server exited at start <b>status 1</b>"})
 	page.Poll("the failed MCP server", `document.querySelector(".mcp-line") !== null`)
 	if got := page.Eval(`document.querySelector(".mcp-line").textContent`); got != "MCP server files failed: the server exited at start <b>status 1</b>" {
 		t.Errorf("mcp line %q", got)

@@ -15,22 +15,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/fakerun"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 )
 
-// fakeSession is a session whose run the test drives: it publishes events
-// on a real runner.Bus and keeps questions and operator requests in memory.
-// The workspace records are real files in a temporary directory.
+// fakeSession is a session whose run the test drives: its events go
+// through a fakerun.Log (a real log file and a real runner.Bus), and it
+// keeps questions and operator requests in memory.
 type fakeSession struct {
-	ws  store.Workspace
-	bus *runner.Bus
+	*fakerun.Log
 
 	mu         sync.Mutex
 	active     string
-	seq        int64
 	questions  []runner.Question
 	answered   map[string]string
 	submitted  []runner.Submission
@@ -41,16 +40,8 @@ type fakeSession struct {
 
 func newFakeSession(t testing.TB) *fakeSession {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, store.OrchestrationDir, store.RunsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return &fakeSession{ws: store.Workspace{Dir: dir, Seal: store.NewSealer(testRecordsKey, dir)}, bus: runner.NewBus(), answered: map[string]string{},
+	return &fakeSession{Log: fakerun.New(t, testRecordsKey), answered: map[string]string{},
 		health: runner.HealthView{State: runner.HealthOK}}
-}
-
-func (f *fakeSession) SubscribeLossless(n int) ([]event.Event, *runner.Subscription) {
-	return f.bus.SubscribeLossless(n)
 }
 
 func (f *fakeSession) Submit(ctx context.Context, sub runner.Submission) (string, error) {
@@ -59,44 +50,13 @@ func (f *fakeSession) Submit(ctx context.Context, sub runner.Submission) (string
 	if f.active != "" {
 		return "", runner.ErrRunInProgress
 	}
-	id, err := f.ws.CreateRun(time.Now())
+	id, err := f.Open(sub.Task, sub.ContinuesFrom)
 	if err != nil {
-		return "", err
-	}
-	m := &store.Meta{RunID: id, Task: sub.Task, Effort: "standard", Status: store.StatusRunning, StartedAt: time.Now().UTC(), ContinuesFrom: sub.ContinuesFrom}
-	if err := f.ws.WriteMeta(m); err != nil {
 		return "", err
 	}
 	f.submitted = append(f.submitted, sub)
 	f.active = id
-	f.seq = 0
 	return id, nil
-}
-
-// emit appends e to the active run's log and publishes it, as the runner does.
-func (f *fakeSession) emit(t testing.TB, typ event.Type, payload any) {
-	t.Helper()
-	e, err := event.New(time.Now(), typ, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.mu.Lock()
-	id := f.active
-	e.Seq = f.seq
-	f.seq++
-	f.mu.Unlock()
-	if id == "" {
-		t.Fatal("no active run")
-	}
-	path, _ := f.ws.LogPath(id)
-	line, _ := json.Marshal(e)
-	lf, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = lf.Write(append(line, '\n'))
-	lf.Close()
-	f.bus.Publish(e)
 }
 
 func (f *fakeSession) Active() (string, bool) {
@@ -180,16 +140,6 @@ func (f *fakeSession) Terminate(runID string) error {
 }
 
 func (f *fakeSession) Health() runner.HealthView { return f.health }
-
-func (f *fakeSession) Workspace() store.Workspace { return f.ws }
-
-// Changes: the fake's runs write no file, so nothing changed.
-func (f *fakeSession) Changes(ctx context.Context, runID string) (runner.Changes, error) {
-	return runner.Changes{RunID: runID, Source: runner.ChangesFromLog}, nil
-}
-
-// ModelInfo: the fake names no model beyond what its events carry.
-func (f *fakeSession) ModelInfo() runner.ModelInfo { return runner.ModelInfo{} }
 
 // addPastRun writes a finished run from one of render's log fixtures and
 // returns its id.
@@ -362,7 +312,7 @@ type fakeQueue struct {
 }
 
 func newFakeQueue(sess *fakeSession) *fakeQueue {
-	return &fakeQueue{sess: sess, q: sess.ws.Queue()}
+	return &fakeQueue{sess: sess, q: sess.WS.Queue()}
 }
 
 func (f *fakeQueue) changed(it store.QueueItem, err error) (store.QueueItem, error) {

@@ -44,6 +44,39 @@ func synthLive(s *Server, children, toolsPer int) string {
 	return id
 }
 
+// synthServer starts a server over a fake session holding a synthesized
+// live run of children coder roles, and a get that asks its handler for a
+// URL as an authorized browser and fails on an answer other than 200.
+func synthServer(tb testing.TB, children int) (*Server, string, func(url string) []byte) {
+	tb.Helper()
+	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := New(newFakeSession(tb), g, "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	s.Start(ctx)
+	id := synthLive(s, children, 4)
+	h := s.Handler()
+	get := func(url string) []byte {
+		tb.Helper()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", url, nil)
+		req.Host = "127.0.0.1:8765"
+		req.Header.Set("Authorization", "Bearer "+s.Token())
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			tb.Fatalf("%s: %d %s", url, rec.Code, rec.Body.String())
+		}
+		return rec.Body.Bytes()
+	}
+	return s, id, get
+}
+
 // BenchmarkFlowEndpoint: a browser one event behind on a long live run asks
 // GET /api/runs/:id/flow?version=V-1. The response (handler, JSON encoding
 // included) must follow the change, not the run: compare 10,000 and 50,000
@@ -51,32 +84,7 @@ func synthLive(s *Server, children, toolsPer int) string {
 func BenchmarkFlowEndpoint(b *testing.B) {
 	for _, children := range []int{1000, 5000} {
 		b.Run(strconv.Itoa(children*10)+"ops", func(b *testing.B) {
-			sess := &fakeSession{bus: runner.NewBus(), answered: map[string]string{}}
-			sess.ws.Dir = b.TempDir()
-			g, err := runner.LoadGuild(seed.Guild(), "seed")
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := New(sess, g, "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			s.Start(ctx)
-			id := synthLive(s, children, 4)
-			h := s.Handler()
-			get := func(url string) []byte {
-				rec := httptest.NewRecorder()
-				req := httptest.NewRequest("GET", url, nil)
-				req.Host = "127.0.0.1:8765"
-				req.Header.Set("Authorization", "Bearer "+s.Token())
-				h.ServeHTTP(rec, req)
-				if rec.Code != 200 {
-					b.Fatalf("%s: %d %s", url, rec.Code, rec.Body.String())
-				}
-				return rec.Body.Bytes()
-			}
+			s, id, get := synthServer(b, children)
 			snapshot := len(get("/api/runs/" + id + "/flow?version=0"))
 			payload, _ := json.Marshal(event.LLMCallPayload{Role: "coder", RoleID: "coder-1-" + strconv.Itoa(children+1), Usage: event.Usage{TotalTokens: 1000}, ElapsedMs: 800})
 			ts := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
@@ -104,29 +112,7 @@ func BenchmarkFlowEndpoint(b *testing.B) {
 // times): after one event on a 10,000-operation run the delta is at least
 // 100 times smaller than the snapshot.
 func TestFlowDeltaIsSmall(t *testing.T) {
-	sess := &fakeSession{bus: runner.NewBus(), answered: map[string]string{}}
-	sess.ws.Dir = t.TempDir()
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(sess, g, "size")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s.Start(ctx)
-	id := synthLive(s, 1000, 4)
-	h := s.Handler()
-	get := func(url string) []byte {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", url, nil)
-		req.Host = "127.0.0.1:8765"
-		req.Header.Set("Authorization", "Bearer "+s.Token())
-		h.ServeHTTP(rec, req)
-		return rec.Body.Bytes()
-	}
+	s, id, get := synthServer(t, 1000)
 	snap := get("/api/runs/" + id + "/flow?version=0")
 	var full struct {
 		Version int64 `json:"version"`

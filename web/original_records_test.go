@@ -17,7 +17,7 @@ import (
 // thread and transcripts are derived from its log shapes.
 func TestOriginalRecordsThroughTheAPI(t *testing.T) {
 	sess := newFakeSession(t)
-	if err := os.CopyFS(sess.ws.Dir, os.DirFS(filepath.Join("..", "store", "testdata", "original-records"))); err != nil {
+	if err := os.CopyFS(sess.WS.Dir, os.DirFS(filepath.Join("..", "store", "testdata", "original-records"))); err != nil {
 		t.Fatal(err)
 	}
 	ts := newTestServerOn(t, sess)
@@ -110,7 +110,7 @@ func TestOriginalRecordsThroughTheAPI(t *testing.T) {
 	}
 
 	// Foreign: the API never resumes it.
-	if _, err := os.Stat(filepath.Join(sess.ws.Runs(), "run-20250601-120000", store.StateFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(sess.WS.Runs(), "run-20250601-120000", store.StateFile)); err != nil {
 		t.Fatal(err)
 	}
 }

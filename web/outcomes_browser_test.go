@@ -24,7 +24,7 @@ import (
 func TestBrowserShowsOutcomesAsTheyAre(t *testing.T) {
 	browser := webtest.Browser(t)
 	sess := newFakeSession(t)
-	addPastRunFile(t, sess.ws, filepath.Join("..", "render", "testdata", "model", "planchange.jsonl"), nil)
+	addPastRunFile(t, sess.WS, filepath.Join("..", "render", "testdata", "model", "planchange.jsonl"), nil)
 	_, url := serveFake(t, sess, "outcomes")
 	page := webtest.OpenPage(t, browser, 2*time.Minute)
 	defer page.Close()
@@ -84,7 +84,7 @@ func TestBrowserShowsOutcomesAsTheyAre(t *testing.T) {
 func TestBrowserSaysTheModelDidNothing(t *testing.T) {
 	browser := webtest.Browser(t)
 	sess := newFakeSession(t)
-	addPastRunFile(t, sess.ws, filepath.Join("..", "render", "testdata", "model", "noaction.jsonl"), func(m *store.Meta) {
+	addPastRunFile(t, sess.WS, filepath.Join("..", "render", "testdata", "model", "noaction.jsonl"), func(m *store.Meta) {
 		m.Status = store.StatusError
 		m.Result = &store.MetaResult{Status: "error", Summary: "The model wrote its tool calls as text.", Error: &store.MetaError{Kind: "invalid_tool_call", Message: "The model wrote its tool calls as text."}}
 	})

@@ -60,9 +60,9 @@ func benchFrames(b *testing.B, view string) {
 		want := frames() + 1
 		cid := "bench-" + strconv.Itoa(i/2)
 		if i%2 == 0 {
-			sess.emit(b, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Arguments: `{"path":"README.md"}`})
+			sess.Emit(b, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Arguments: `{"path":"README.md"}`})
 		} else {
-			sess.emit(b, event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Kind: "success", ElapsedMs: 2})
+			sess.Emit(b, event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Kind: "success", ElapsedMs: 2})
 		}
 		page.Poll("the frame of update "+strconv.Itoa(i), `performance.getEntriesByName("gh:frame").length >= `+strconv.Itoa(want))
 	}

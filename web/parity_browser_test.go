@@ -32,18 +32,18 @@ func synthRun(t testing.TB, ctx context.Context, sess *fakeSession, children, to
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "Refactor the `store` package\n\nSplit it in two.", Effort: "standard", EntryRole: "orchestrator"})
-	sess.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Refactor"})
+	sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "Refactor the `store` package\n\nSplit it in two.", Effort: "standard", EntryRole: "orchestrator"})
+	sess.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Refactor"})
 	for c := 0; c < children; c++ {
 		rid := "coder-1-" + strconv.Itoa(c+2)
-		sess.emit(t, event.RoleStart, event.RoleStartPayload{Role: "coder", RoleID: rid, Depth: 1, Task: "step " + strconv.Itoa(c), Parent: "orchestrator", ParentID: "orchestrator-0-1"})
+		sess.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "coder", RoleID: rid, Depth: 1, Task: "step " + strconv.Itoa(c), Parent: "orchestrator", ParentID: "orchestrator-0-1"})
 		for k := 0; k < toolsPer; k++ {
-			sess.emit(t, event.LLMCall, event.LLMCallPayload{Role: "coder", RoleID: rid, Usage: event.Usage{TotalTokens: 1050}, ElapsedMs: 1200})
+			sess.Emit(t, event.LLMCall, event.LLMCallPayload{Role: "coder", RoleID: rid, Usage: event.Usage{TotalTokens: 1050}, ElapsedMs: 1200})
 			cid := "c" + strconv.Itoa(c) + "-" + strconv.Itoa(k)
-			sess.emit(t, event.ToolCall, event.ToolCallPayload{Role: "coder", RoleID: rid, Tool: "read_file", CallID: cid, Arguments: `{"path":"pkg/file.go"}`})
-			sess.emit(t, event.ToolResult, event.ToolResultPayload{Role: "coder", RoleID: rid, Tool: "read_file", CallID: cid, Kind: "success", ElapsedMs: 3})
+			sess.Emit(t, event.ToolCall, event.ToolCallPayload{Role: "coder", RoleID: rid, Tool: "read_file", CallID: cid, Arguments: `{"path":"pkg/file.go"}`})
+			sess.Emit(t, event.ToolResult, event.ToolResultPayload{Role: "coder", RoleID: rid, Tool: "read_file", CallID: cid, Kind: "success", ElapsedMs: 3})
 		}
-		sess.emit(t, event.RoleFinished, event.RoleFinishedPayload{Role: "coder", RoleID: rid, Depth: 1, Status: "success", Summary: "Done.", Parent: "orchestrator", ParentID: "orchestrator-0-1"})
+		sess.Emit(t, event.RoleFinished, event.RoleFinishedPayload{Role: "coder", RoleID: rid, Depth: 1, Status: "success", Summary: "Done.", Parent: "orchestrator", ParentID: "orchestrator-0-1"})
 	}
 	q := event.AskHumanPayload{ID: "q-synth", Role: "orchestrator", RoleID: "orchestrator-0-1",
 		Question: "Every step is done. Should the run **also** update the docs?",
@@ -55,7 +55,7 @@ func synthRun(t testing.TB, ctx context.Context, sess *fakeSession, children, to
 	sess.mu.Lock()
 	sess.questions = append(sess.questions, runner.Question{AskHumanPayload: q, RunID: id, AskedAt: time.Now()})
 	sess.mu.Unlock()
-	sess.emit(t, event.AskHuman, q)
+	sess.Emit(t, event.AskHuman, q)
 	return id
 }
 
@@ -74,7 +74,7 @@ func TestBrowserParityOnALongRun(t *testing.T) {
 	sess := newFakeSession(t)
 	ctx, url := serveFake(t, sess, "parity")
 	id := synthRun(t, ctx, sess, 1000, 4)
-	logPath, _ := sess.ws.LogPath(id)
+	logPath, _ := sess.WS.LogPath(id)
 	m, err := webtest.ModelFromLog(logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -221,15 +221,15 @@ func TestBrowserUnclosedTagsLeaveTheRestVisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: task, Effort: "standard", EntryRole: "orchestrator"})
-	sess.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: task})
+	sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: task, Effort: "standard", EntryRole: "orchestrator"})
+	sess.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: task})
 	q := event.AskHumanPayload{ID: "q-tags", Role: "orchestrator", RoleID: "orchestrator-0-1",
 		Question: unclosedProse["style"] + "\n\n" + unclosedProse["title"],
 		Context:  unclosedProse["noscript"] + "\n\n" + unclosedProse["xmp"]}
 	sess.mu.Lock()
 	sess.questions = append(sess.questions, runner.Question{AskHumanPayload: q, RunID: id, AskedAt: time.Now()})
 	sess.mu.Unlock()
-	sess.emit(t, event.AskHuman, q)
+	sess.Emit(t, event.AskHuman, q)
 
 	page := webtest.OpenPage(t, browser, 2*time.Minute)
 	defer page.Close()
@@ -250,7 +250,7 @@ func TestBrowserUnclosedTagsLeaveTheRestVisible(t *testing.T) {
 	page.Do(chromedp.KeyEvent(kb.Escape))
 
 	// The result: the summary holds the rest of the tags.
-	m, err := sess.ws.ReadMeta(id)
+	m, err := sess.WS.ReadMeta(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,13 +258,13 @@ func TestBrowserUnclosedTagsLeaveTheRestVisible(t *testing.T) {
 	end := time.Now().UTC()
 	m.EndedAt = &end
 	m.Result = &store.MetaResult{Status: "success", Summary: "## Done\n\n" + unclosedProse["plaintext"] + "\n\n" + unclosedProse["textarea"]}
-	if err := sess.ws.WriteMeta(m); err != nil {
+	if err := sess.WS.WriteMeta(m); err != nil {
 		t.Fatal(err)
 	}
 	sess.mu.Lock()
 	sess.questions = nil
 	sess.mu.Unlock()
-	sess.emit(t, event.RunStatus, event.RunStatusPayload{Status: "success"})
+	sess.Emit(t, event.RunStatus, event.RunStatusPayload{Status: "success"})
 	sess.mu.Lock()
 	sess.active = ""
 	sess.mu.Unlock()

@@ -65,7 +65,7 @@ func TestQueueAddListGet(t *testing.T) {
 	if out.Items == nil || len(out.Items) != 0 {
 		t.Fatalf("empty queue %+v", out)
 	}
-	past := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	past := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
 	var a itemAnswer
 	res := ts.do("POST", "/api/queue", map[string]string{"task": "Write **docs**", "effort": "quick", "logLevel": "standard", "continuesFrom": past}, &a)
 	if res.StatusCode != 201 || !store.ValidQueueID(a.Item.ID) || a.Item.Status != store.QueueWaiting ||

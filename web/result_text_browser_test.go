@@ -24,11 +24,11 @@ func TestBrowserSaysATerminatedRunOnce(t *testing.T) {
 	sess := newFakeSession(t)
 	const said = "The operator terminated the run."
 	fixture := filepath.Join("..", "render", "testdata", "model", "delegation.jsonl")
-	id := addPastRunFile(t, sess.ws, fixture, func(m *store.Meta) {
+	id := addPastRunFile(t, sess.WS, fixture, func(m *store.Meta) {
 		m.Status = store.StatusInterrupted
 		m.Result = &store.MetaResult{Status: "error", Summary: said, Error: &store.MetaError{Kind: "interrupted", Message: said}}
 	})
-	if err := os.WriteFile(filepath.Join(sess.ws.Runs(), id, store.SummaryFile), []byte(said+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sess.WS.Runs(), id, store.SummaryFile), []byte(said+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, url := serveFake(t, sess, "terminated")
@@ -52,7 +52,7 @@ func TestBrowserSaysATerminatedRunOnce(t *testing.T) {
 
 	// With technical details, the framing line introduces them.
 	sess2 := newFakeSession(t)
-	addPastRunFile(t, sess2.ws, fixture, func(m *store.Meta) {
+	addPastRunFile(t, sess2.WS, fixture, func(m *store.Meta) {
 		m.Status = store.StatusError
 		m.Result = &store.MetaResult{Status: "error", Summary: "The model endpoint failed.",
 			Error: &store.MetaError{Kind: "llm_unavailable", Message: "The model endpoint failed.", Detail: []byte(`"HTTP 502 from the endpoint"`)}}

@@ -72,7 +72,7 @@ func TestSettingsValidateStrictly(t *testing.T) {
 	if res := ts.do("PUT", "/api/settings", Settings{Effort: "thorough", LogLevel: "standard"}, &s); res.StatusCode != 200 {
 		t.Fatalf("PUT: %d", res.StatusCode)
 	}
-	if got := ts.sess.ws.ReadSettings(); got.Effort != "thorough" || got.LogLevel != "standard" {
+	if got := ts.sess.WS.ReadSettings(); got.Effort != "thorough" || got.LogLevel != "standard" {
 		t.Errorf("stored %+v", got)
 	}
 	ts.wantError("PUT", "/api/settings", map[string]string{"effort": "huge"}, 400, "invalid_body")
@@ -94,7 +94,7 @@ func TestSettingsValidateStrictly(t *testing.T) {
 
 func TestCreateRun(t *testing.T) {
 	ts := newTestServer(t)
-	past := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	past := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
 	ts.wantError("POST", "/api/runs", map[string]string{"task": "  "}, 400, "invalid_body")
 	ts.wantError("POST", "/api/runs", map[string]string{"task": "x", "effort": "max"}, 400, "invalid_body")
 	ts.wantError("POST", "/api/runs", map[string]string{"task": "x", "continuesFrom": "run-20990101-000000"}, 404, "unknown_run")
@@ -112,9 +112,9 @@ func TestCreateRun(t *testing.T) {
 
 func TestListRunsNewestFirstWithSummary(t *testing.T) {
 	ts := newTestServer(t)
-	older := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil) // run-20250314-093000
-	newer := addPastRun(t, ts.sess.ws, "inquiry.jsonl", nil)    // run-20250314-110000
-	dir, _ := ts.sess.ws.RunDir(newer)
+	older := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil) // run-20250314-093000
+	newer := addPastRun(t, ts.sess.WS, "inquiry.jsonl", nil)    // run-20250314-110000
+	dir, _ := ts.sess.WS.RunDir(newer)
 	if err := store.WriteFileAtomic(dir+"/"+store.SummaryFile, []byte("Tokenizer tests written\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestListRunsNewestFirstWithSummary(t *testing.T) {
 
 func TestRunViewOfAPastRun(t *testing.T) {
 	ts := newTestServer(t)
-	id := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	id := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
 	var v RunView
 	res := ts.do("GET", "/api/runs/"+id, nil, &v)
 	raw, _ := io.ReadAll(res.Body)
@@ -169,7 +169,7 @@ func TestRunViewOfAPastRun(t *testing.T) {
 		t.Errorf("flow version %d, totals %+v", v.FlowVersion, v.Totals)
 	}
 
-	inq := addPastRun(t, ts.sess.ws, "inquiry.jsonl", nil)
+	inq := addPastRun(t, ts.sess.WS, "inquiry.jsonl", nil)
 	ts.do("GET", "/api/runs/"+inq, nil, &v)
 	if len(v.Interrupts) != 1 || v.Interrupts[0].Trigger != "inquiry" || !v.Interrupts[0].Resolved || v.Interrupts[0].Answer == "" {
 		t.Errorf("interrupts %+v", v.Interrupts)
@@ -183,8 +183,8 @@ func TestLatestRunAndFlowAlias(t *testing.T) {
 	ts := newTestServer(t)
 	ts.wantError("GET", "/api/run", nil, 404, "no_runs")
 	ts.wantError("GET", "/api/run/flow", nil, 404, "no_runs")
-	addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
-	newer := addPastRun(t, ts.sess.ws, "inquiry.jsonl", nil)
+	addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
+	newer := addPastRun(t, ts.sess.WS, "inquiry.jsonl", nil)
 	var v RunView
 	ts.do("GET", "/api/run", nil, &v)
 	if v.RunID != newer {
@@ -199,7 +199,7 @@ func TestLatestRunAndFlowAlias(t *testing.T) {
 
 func TestLogPaging(t *testing.T) {
 	ts := newTestServer(t)
-	id := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	id := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
 	var page struct {
 		Events []LogEntry `json:"events"`
 		Total  int        `json:"total"`
@@ -225,7 +225,7 @@ func TestLogPaging(t *testing.T) {
 
 func TestTranscriptOfOneInstance(t *testing.T) {
 	ts := newTestServer(t)
-	id := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	id := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
 	var tr Transcript
 	res := ts.do("GET", "/api/runs/"+id+"/transcript?roleId=planner-1-2", nil, &tr)
 	if res.StatusCode != 200 || tr.Role != "planner" || len(tr.Messages) == 0 {
@@ -249,14 +249,14 @@ func TestTranscriptOfOneInstance(t *testing.T) {
 
 func TestPlanAndThread(t *testing.T) {
 	ts := newTestServer(t)
-	prior := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
-	id := addPastRun(t, ts.sess.ws, "inquiry.jsonl", func(m *store.Meta) { m.ContinuesFrom = prior })
+	prior := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
+	id := addPastRun(t, ts.sess.WS, "inquiry.jsonl", func(m *store.Meta) { m.ContinuesFrom = prior })
 	var plan map[string]any
 	ts.do("GET", "/api/runs/"+id+"/plan", nil, &plan)
 	if v, ok := plan["content"]; !ok || v != nil {
 		t.Errorf("no plan.md: %v", plan)
 	}
-	dir, _ := ts.sess.ws.RunDir(id)
+	dir, _ := ts.sess.WS.RunDir(id)
 	_ = store.WriteFileAtomic(dir+"/"+store.PlanFile, []byte("# Plan\n\n1. Write tests"), 0o644)
 	ts.do("GET", "/api/runs/"+id+"/plan", nil, &plan)
 	if plan["content"] != "# Plan\n\n1. Write tests" {
@@ -369,9 +369,9 @@ func TestFlowDeltaAfterOneEvent(t *testing.T) {
 	ts.do("POST", "/api/runs", map[string]string{"task": "go"}, &created)
 	id := created["runId"]
 	s := ts.sess
-	s.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "go", Effort: "standard", EntryRole: "orchestrator", Model: "secret-model"})
-	s.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "go"})
-	s.emit(t, event.LLMCall, event.LLMCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Usage: event.Usage{TotalTokens: 100}, ElapsedMs: 10, Model: "secret-model"})
+	s.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "go", Effort: "standard", EntryRole: "orchestrator", Model: "secret-model"})
+	s.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "go"})
+	s.Emit(t, event.LLMCall, event.LLMCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Usage: event.Usage{TotalTokens: 100}, ElapsedMs: 10, Model: "secret-model"})
 
 	var snap render.Envelope
 	waitFor(t, "the live model", func() bool {
@@ -381,7 +381,7 @@ func TestFlowDeltaAfterOneEvent(t *testing.T) {
 	if snap.Kind != "snapshot" || len(snap.Model.Operations) != 1 {
 		t.Fatalf("snapshot %+v", snap)
 	}
-	s.emit(t, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: "c1", Arguments: `{"path":"README.md"}`})
+	s.Emit(t, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: "c1", Arguments: `{"path":"README.md"}`})
 	var delta render.Envelope
 	waitFor(t, "the tool call", func() bool {
 		ts.do("GET", "/api/runs/"+id+"/flow?version=3", nil, &delta)
@@ -443,8 +443,8 @@ func TestEventStream(t *testing.T) {
 	if name, _ := next(); name != "hello" {
 		t.Fatalf("first message %q", name)
 	}
-	ts.sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "go"})
-	ts.sess.bus.Publish(event.Event{Type: event.LLMDelta, Ephemeral: true, Payload: json.RawMessage(`{"roleId":"orchestrator-0-1","content":"Hel"}`)})
+	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "go"})
+	ts.sess.Bus.Publish(event.Event{Type: event.LLMDelta, Ephemeral: true, Payload: json.RawMessage(`{"roleId":"orchestrator-0-1","content":"Hel"}`)})
 	name, data := next()
 	var n eventNotice
 	if err := json.Unmarshal([]byte(data), &n); err != nil || name != "event" || n.Type != event.RunStarted || n.RunID != id {
@@ -589,7 +589,7 @@ func TestServeBindsLoopbackAndStops(t *testing.T) {
 // set of a known run, and 404 for a run the workspace does not hold.
 func TestChangesRoute(t *testing.T) {
 	ts := newTestServer(t)
-	id := addPastRun(t, ts.sess.ws, "delegation.jsonl", nil)
+	id := addPastRun(t, ts.sess.WS, "delegation.jsonl", nil)
 	var v ChangesView
 	if res := ts.do("GET", "/api/runs/"+id+"/changes", nil, &v); res.StatusCode != 200 || v.RunID != id || v.Source != "log" || v.Files == nil {
 		t.Fatalf("changes: %d %+v", res.StatusCode, v)

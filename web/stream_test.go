@@ -90,14 +90,14 @@ func (sr *streamReader) untilReady() []StreamEntry {
 
 func toolCalls(t *testing.T, f *fakeSession, n, size int) {
 	for i := 0; i < n; i++ {
-		f.emit(t, event.ToolCall, event.ToolCallPayload{Tool: "read_file", Arguments: strings.Repeat("x", size)})
+		f.Emit(t, event.ToolCall, event.ToolCallPayload{Tool: "read_file", Arguments: strings.Repeat("x", size)})
 	}
 }
 
 func TestStreamCatchesUpFromLastEventID(t *testing.T) {
 	ts := newTestServer(t)
 	id, _ := ts.sess.Submit(context.Background(), runner.Submission{Task: "task"})
-	ts.sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "task", Model: "secret-model-name"})
+	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "task", Model: "secret-model-name"})
 	toolCalls(t, ts.sess, 5, 10)
 	waitFor(t, "the live view", func() bool { return ts.srv.views.liveID() == id })
 
@@ -164,14 +164,14 @@ func TestStreamRefusesBadCursors(t *testing.T) {
 func TestStreamCatchesUpAcrossRuns(t *testing.T) {
 	ts := newTestServer(t)
 	a, _ := ts.sess.Submit(context.Background(), runner.Submission{Task: "a"})
-	ts.sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: a, Task: "a"})
+	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: a, Task: "a"})
 	toolCalls(t, ts.sess, 3, 10)
 	ts.sess.mu.Lock()
 	ts.sess.active = ""
 	ts.sess.mu.Unlock()
 	time.Sleep(1100 * time.Millisecond) // run ids are per second
 	b, _ := ts.sess.Submit(context.Background(), runner.Submission{Task: "b"})
-	ts.sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: b, Task: "b"})
+	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: b, Task: "b"})
 	toolCalls(t, ts.sess, 1, 10)
 	waitFor(t, "the live view", func() bool { return ts.srv.views.liveID() == b })
 
@@ -191,7 +191,7 @@ func TestStreamCatchesUpAcrossRuns(t *testing.T) {
 func TestStreamEndsForAClientThatFallsBehind(t *testing.T) {
 	ts := newTestServer(t)
 	id, _ := ts.sess.Submit(context.Background(), runner.Submission{Task: "big"})
-	ts.sess.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "big"})
+	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "big"})
 	waitFor(t, "the live view", func() bool { return ts.srv.views.liveID() == id })
 	sr := ts.openStream("")
 	sr.untilReady()

@@ -14,7 +14,7 @@ import (
 
 func demoThreadRun(t *testing.T, ts *testServer) string {
 	t.Helper()
-	return addPastRunFile(t, ts.sess.ws, filepath.Join("..", "runner", "thread", "testdata", "thread", "demo.jsonl"), nil)
+	return addPastRunFile(t, ts.sess.WS, filepath.Join("..", "runner", "thread", "testdata", "thread", "demo.jsonl"), nil)
 }
 
 // TestThreadIsRunnersDerivation: the handler serves runner.LoadThread's
@@ -22,7 +22,7 @@ func demoThreadRun(t *testing.T, ts *testServer) string {
 func TestThreadIsRunnersDerivation(t *testing.T) {
 	ts := newTestServer(t)
 	id := demoThreadRun(t, ts)
-	want, err := runner.LoadThread(ts.sess.ws, id)
+	want, err := runner.LoadThread(ts.sess.WS, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestThreadSummaryIsMadeInTheBackground(t *testing.T) {
 	if strings.Contains(string(raw), "secret-summary-model") {
 		t.Error("the config names the summary model")
 	}
-	dir, _ := sess.ws.RunDir(id)
+	dir, _ := sess.WS.RunDir(id)
 	if _, err := os.Stat(filepath.Join(dir, runner.ThreadSummaryFile)); err != nil {
 		t.Errorf("the summary was not cached with the run: %v", err)
 	}

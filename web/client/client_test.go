@@ -62,7 +62,7 @@ func newConsole(t testing.TB) *console {
 
 func (c *console) dial(t testing.TB, mutate ...func(*client.Config)) *client.Session {
 	t.Helper()
-	cfg := client.Config{URL: c.ts.URL + "/", Token: c.token, Workspace: c.fs.ws, GiveUp: 2 * time.Second}
+	cfg := client.Config{URL: c.ts.URL + "/", Token: c.token, Workspace: c.fs.WS, GiveUp: 2 * time.Second}
 	for _, m := range mutate {
 		m(&cfg)
 	}
@@ -104,7 +104,7 @@ func collect(t *testing.T, sub *runner.Subscription, n int) []event.Event {
 func TestRemoteSessionMirrorsTheRun(t *testing.T) {
 	c := newConsole(t)
 	id := c.fs.start(t, "Fix the tests")
-	c.fs.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Fix the tests"})
+	c.fs.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Fix the tests"})
 	q := event.AskHumanPayload{ID: "q-1", Role: "orchestrator", RoleID: "orchestrator-0-1", Question: "Proceed?" + hostile,
 		Options: []event.Option{{Label: "Yes"}, {Label: "No"}}}
 	c.fs.ask(t, q)
@@ -130,7 +130,7 @@ func TestRemoteSessionMirrorsTheRun(t *testing.T) {
 		t.Errorf("Questions = %+v", qs)
 	}
 
-	c.fs.emit(t, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file"})
+	c.fs.Emit(t, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file"})
 	if live := collect(t, sub, 1); live[0].Type != event.ToolCall || live[0].Seq != 3 {
 		t.Errorf("live event %s #%d, want tool_call #3", live[0].Type, live[0].Seq)
 	}
@@ -164,7 +164,7 @@ func TestRemoteSessionMirrorsTheRun(t *testing.T) {
 func TestAttachedConsoleSanitisesHostileText(t *testing.T) {
 	c := newConsole(t)
 	c.fs.start(t, "Task "+hostile+"ends")
-	c.fs.emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Task " + hostile})
+	c.fs.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Task " + hostile})
 	c.fs.ask(t, event.AskHumanPayload{ID: "q-1", Role: "orchestrator", RoleID: "orchestrator-0-1",
 		Question: "Delete " + hostile + "everything?", Context: "ctx " + hostile, Options: []event.Option{{Label: "opt" + hostile}}})
 	s := c.dial(t)
@@ -203,7 +203,7 @@ func TestStreamResumesWithoutLossOrRepeat(t *testing.T) {
 	backlog, sub := s.Subscribe(4096)
 	emitN := func(n int) {
 		for i := 0; i < n; i++ {
-			c.fs.emit(t, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: fmt.Sprintf("t%d", i)})
+			c.fs.Emit(t, event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: fmt.Sprintf("t%d", i)})
 		}
 	}
 	emitN(20)
@@ -277,7 +277,7 @@ func TestTwoAttachedClientsAnswerAtOnce(t *testing.T) {
 		t.Fatalf("%d answers won and %d were told it was answered; want 1 and 1 (%v)", won, told, errs)
 	}
 	answers := 0
-	for _, typ := range logTypes(t, c.fs.ws, id) {
+	for _, typ := range logTypes(t, c.fs.WS, id) {
 		if typ == event.HumanAnswer {
 			answers++
 		}
@@ -379,7 +379,7 @@ func TestWrongTokenIsUnauthorized(t *testing.T) {
 	c := newConsole(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := client.Dial(ctx, client.Config{URL: c.ts.URL + "/", Token: strings.Repeat("0", 64), Workspace: c.fs.ws})
+	_, err := client.Dial(ctx, client.Config{URL: c.ts.URL + "/", Token: strings.Repeat("0", 64), Workspace: c.fs.WS})
 	if !errors.Is(err, client.ErrUnauthorized) {
 		t.Fatalf("err = %v, want ErrUnauthorized", err)
 	}
@@ -422,7 +422,7 @@ func BenchmarkStreamEvent(b *testing.B) {
 		close(done)
 	}()
 	for i := 0; i < b.N; i++ {
-		c.fs.emit(b, event.ToolCall, p)
+		c.fs.Emit(b, event.ToolCall, p)
 	}
 	<-done
 }
@@ -435,7 +435,7 @@ func BenchmarkAttachCatchUp10k(b *testing.B) {
 	c.fs.start(b, "long")
 	p := event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", Arguments: `{"path":"README.md"}`}
 	for i := 0; i < 9999; i++ {
-		c.fs.emit(b, event.ToolCall, p)
+		c.fs.Emit(b, event.ToolCall, p)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -3,29 +3,25 @@ package client_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/fakerun"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 )
 
 // fakeSession is the session behind a real web.Server in these tests: a
-// run the test drives, whose events are appended to a real log file and
-// then published on a real runner.Bus, as the runner does. Questions
-// follow the broker's rule: the first answer wins.
+// run the test drives through a fakerun.Log (a real log file, then a real
+// runner.Bus). Questions follow the broker's rule: the first answer wins.
 type fakeSession struct {
-	ws  store.Workspace
-	bus *runner.Bus
+	*fakerun.Log
 
 	mu        sync.Mutex
 	active    string
-	seq       int64
 	questions []runner.Question
 	answers   map[string]string // id → answer
 	sources   map[string]string // id → source
@@ -36,56 +32,23 @@ var testKey = []byte("client-tests-records-key-32byte!")
 
 func newFakeSession(t testing.TB) *fakeSession {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, store.OrchestrationDir, store.RunsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return &fakeSession{ws: store.Workspace{Dir: dir, Seal: store.NewSealer(testKey, dir)}, bus: runner.NewBus(),
-		answers: map[string]string{}, sources: map[string]string{}}
+	return &fakeSession{Log: fakerun.New(t, testKey), answers: map[string]string{}, sources: map[string]string{}}
 }
 
-// start begins a run with its run_started event.
+// start begins a run with its run_started event, on a fresh bus as a new
+// run's is.
 func (f *fakeSession) start(t testing.TB, task string) string {
 	t.Helper()
-	id, err := f.ws.CreateRun(time.Now())
+	id, err := f.Open(task, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &store.Meta{RunID: id, Task: task, Effort: "standard", Status: store.StatusRunning, StartedAt: time.Now().UTC()}
-	if err := f.ws.WriteMeta(m); err != nil {
-		t.Fatal(err)
-	}
 	f.mu.Lock()
-	f.active, f.seq = id, 0
+	f.active = id
 	f.mu.Unlock()
-	f.bus.Reset(nil)
-	f.emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: task, EntryRole: "orchestrator"})
+	f.Bus.Reset(nil)
+	f.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: task, EntryRole: "orchestrator"})
 	return id
-}
-
-// emit appends an event to the live run's log and publishes it.
-func (f *fakeSession) emit(t testing.TB, typ event.Type, payload any) event.Event {
-	t.Helper()
-	e, err := event.New(time.Now(), typ, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.mu.Lock()
-	id := f.active
-	e.Seq = f.seq
-	f.seq++
-	f.mu.Unlock()
-	path, _ := f.ws.LogPath(id)
-	lf, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lf.Write(append(e.AppendJSON(nil), '\n')); err != nil {
-		t.Fatal(err)
-	}
-	lf.Close()
-	f.bus.Publish(e)
-	return e
 }
 
 // ask opens a question, as ask_human does.
@@ -94,11 +57,7 @@ func (f *fakeSession) ask(t testing.TB, p event.AskHumanPayload) {
 	f.mu.Lock()
 	f.questions = append(f.questions, runner.Question{AskHumanPayload: p, RunID: f.active, AskedAt: time.Now()})
 	f.mu.Unlock()
-	f.emit(t, event.AskHuman, p)
-}
-
-func (f *fakeSession) SubscribeLossless(n int) ([]event.Event, *runner.Subscription) {
-	return f.bus.SubscribeLossless(n)
+	f.Emit(t, event.AskHuman, p)
 }
 
 func (f *fakeSession) Submit(ctx context.Context, sub runner.Submission) (string, error) {
@@ -133,24 +92,12 @@ func (f *fakeSession) Answer(id, answer, source string) error {
 	}
 	f.answers[id], f.sources[id] = answer, source
 	f.mu.Unlock()
-	e, _ := event.New(time.Now(), event.HumanAnswer, event.HumanAnswerPayload{ID: id, Answer: answer, Source: source})
-	f.publishLogged(e)
-	return nil
-}
-
-// publishLogged is emit without a test handle (Answer runs in a handler).
-func (f *fakeSession) publishLogged(e event.Event) {
-	f.mu.Lock()
-	id := f.active
-	e.Seq = f.seq
-	f.seq++
-	f.mu.Unlock()
-	path, _ := f.ws.LogPath(id)
-	if lf, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
-		_, _ = lf.Write(append(e.AppendJSON(nil), '\n'))
-		lf.Close()
+	e, err := event.New(time.Now(), event.HumanAnswer, event.HumanAnswerPayload{ID: id, Answer: answer, Source: source})
+	if err != nil {
+		return err
 	}
-	f.bus.Publish(e)
+	_, err = f.Publish(e)
+	return err
 }
 
 func (f *fakeSession) Questions() []runner.Question {
@@ -183,15 +130,6 @@ func (f *fakeSession) Terminate(runID string) error { return f.control("terminat
 func (f *fakeSession) Health() runner.HealthView {
 	return runner.HealthView{State: runner.HealthDegraded, ConsecutiveFailures: 2}
 }
-func (f *fakeSession) Workspace() store.Workspace { return f.ws }
-
-// Changes: the fake's runs write no file, so nothing changed.
-func (f *fakeSession) Changes(ctx context.Context, runID string) (runner.Changes, error) {
-	return runner.Changes{RunID: runID, Source: runner.ChangesFromLog}, nil
-}
-
-// ModelInfo: the fake names no model beyond what its events carry.
-func (f *fakeSession) ModelInfo() runner.ModelInfo { return runner.ModelInfo{} }
 
 // logTypes reads the run's log back: its event types in order.
 func logTypes(t testing.TB, ws store.Workspace, runID string) []event.Type {
