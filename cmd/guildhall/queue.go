@@ -283,37 +283,31 @@ func newQueueMoveCmd(common *commonFlags) *cobra.Command {
 			example: "guildhall queue mv q-1767225600000-1 top", hint: "`guildhall queue ls` lists the items"}.validate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, where := args[0], args[1]
-			if err := checkItemID(id); err != nil {
-				return err
-			}
-			_, q, err := queueOf(common)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signalContext()
-			defer stop()
-			switch where {
-			case "up":
-				_, err = q.MoveBy(ctx, id, -1)
-			case "down":
-				_, err = q.MoveBy(ctx, id, 1)
-			case "top":
-				_, err = q.MoveTo(ctx, id, 0)
-			case "bottom":
-				_, err = q.MoveTo(ctx, id, math.MaxInt32)
-			default:
-				n, cerr := strconv.Atoi(where)
-				if cerr != nil || n < 1 {
-					return usageErr(fmt.Errorf("move %s where? %q is not up, down, top, bottom or a position from 1", id, where))
+			return onItem(common, id, func(ctx context.Context, q *store.Queue) error {
+				var err error
+				switch where {
+				case "up":
+					_, err = q.MoveBy(ctx, id, -1)
+				case "down":
+					_, err = q.MoveBy(ctx, id, 1)
+				case "top":
+					_, err = q.MoveTo(ctx, id, 0)
+				case "bottom":
+					_, err = q.MoveTo(ctx, id, math.MaxInt32)
+				default:
+					n, cerr := strconv.Atoi(where)
+					if cerr != nil || n < 1 {
+						return usageErr(fmt.Errorf("move %s where? %q is not up, down, top, bottom or a position from 1", id, where))
+					}
+					_, err = q.MoveTo(ctx, id, n-1)
 				}
-				_, err = q.MoveTo(ctx, id, n-1)
-			}
-			if err != nil {
-				return queueErr(err)
-			}
-			pos, n := position(q, id)
-			fmt.Fprintf(cmd.OutOrStdout(), "moved %s to position %d of %d\n", id, pos, n)
-			return nil
+				if err != nil {
+					return queueErr(err)
+				}
+				pos, n := position(q, id)
+				fmt.Fprintf(cmd.OutOrStdout(), "moved %s to position %d of %d\n", id, pos, n)
+				return nil
+			})
 		},
 	}
 }
@@ -325,8 +319,11 @@ type itemCommand struct {
 	aliases          []string
 	what, example    string // the argument check's words
 	verb             string // what the operation did, for the report
-	op               func(q *store.Queue, ctx context.Context, id string) (store.QueueItem, error)
+	op               itemOp
 }
+
+// itemOp is one operation on the queue item id.
+type itemOp func(q *store.Queue, ctx context.Context, id string) (store.QueueItem, error)
 
 func newQueueItemCmd(common *commonFlags, c itemCommand) *cobra.Command {
 	return &cobra.Command{
@@ -385,28 +382,41 @@ items; its next run continues from the parked one and its task carries
 }
 
 // queueItemOp runs one item operation and reports where the item is now.
-func queueItemOp(cmd *cobra.Command, common *commonFlags, id, verb string, op func(*store.Queue, context.Context, string) (store.QueueItem, error)) error {
+func queueItemOp(cmd *cobra.Command, common *commonFlags, id, verb string, op itemOp) error {
+	return onItem(common, id, func(ctx context.Context, q *store.Queue) error {
+		it, err := op(q, ctx, id)
+		if err != nil {
+			return queueErr(err)
+		}
+		out := cmd.OutOrStdout()
+		if it.Status == store.QueueWaiting {
+			pos, n := position(q, id)
+			fmt.Fprintf(out, "%s %s: waiting, position %d of %d\n", verb, id, pos, n)
+		} else {
+			fmt.Fprintf(out, "%s %s: %s\n", verb, id, it.Status)
+		}
+		return nil
+	})
+}
+
+// onItem checks an item id, then runs fn on the workspace's queue.
+func onItem(common *commonFlags, id string, fn func(context.Context, *store.Queue) error) error {
 	if err := checkItemID(id); err != nil {
 		return err
 	}
+	return onQueue(common, fn)
+}
+
+// onQueue runs fn on the workspace's queue until it returns or the
+// operator interrupts.
+func onQueue(common *commonFlags, fn func(context.Context, *store.Queue) error) error {
 	_, q, err := queueOf(common)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	it, err := op(q, ctx, id)
-	if err != nil {
-		return queueErr(err)
-	}
-	out := cmd.OutOrStdout()
-	if it.Status == store.QueueWaiting {
-		pos, n := position(q, id)
-		fmt.Fprintf(out, "%s %s: waiting, position %d of %d\n", verb, id, pos, n)
-	} else {
-		fmt.Fprintf(out, "%s %s: %s\n", verb, id, it.Status)
-	}
-	return nil
+	return fn(ctx, q)
 }
 
 func newQueueResetCmd(common *commonFlags) *cobra.Command {
@@ -415,21 +425,17 @@ func newQueueResetCmd(common *commonFlags) *cobra.Command {
 		Short: "Move a malformed queue.json aside (kept as queue.json.corrupt-TIME) and start an empty queue",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, q, err := queueOf(common)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signalContext()
-			defer stop()
-			moved, err := q.Reset(ctx)
-			if err != nil {
-				if errors.Is(err, store.ErrInvalid) {
-					return &exitCodeError{code: exitError, err: err}
+			return onQueue(common, func(ctx context.Context, q *store.Queue) error {
+				moved, err := q.Reset(ctx)
+				if err != nil {
+					if errors.Is(err, store.ErrInvalid) {
+						return &exitCodeError{code: exitError, err: err}
+					}
+					return queueErr(err)
 				}
-				return queueErr(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "moved the malformed queue to %s; the queue is now empty\n", moved)
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "moved the malformed queue to %s; the queue is now empty\n", moved)
+				return nil
+			})
 		},
 	}
 }
