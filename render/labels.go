@@ -255,10 +255,16 @@ func (r *LabelResolver) pseudo(key string) []string {
 // PseudoLabel labels a view-invented column or node: "human", "interrupt",
 // or "tools".
 func (r *LabelResolver) PseudoLabel(key string) string {
-	if l := r.pseudo(key); len(l) > 0 {
-		return SanitizeLine(l[0])
+	return firstOr(r.pseudo(key), titleCase(key))
+}
+
+// firstOr is a label's first variant (the stable one), or fallback when it
+// has none, made safe for one line.
+func firstOr(variants []string, fallback string) string {
+	if len(variants) > 0 {
+		return SanitizeLine(variants[0])
 	}
-	return SanitizeLine(titleCase(key))
+	return SanitizeLine(fallback)
 }
 
 // ParticipantLabel is a participant's name: stable for its whole life (the
@@ -274,10 +280,7 @@ func (r *LabelResolver) ParticipantLabel(p Participant) string {
 	default:
 		l = r.pseudo(p.Role)
 	}
-	if len(l) > 0 {
-		return SanitizeLine(l[0])
-	}
-	return SanitizeLine(titleCase(p.Role))
+	return firstOr(l, titleCase(p.Role))
 }
 
 // ParticipantDescription is a role's or tool's description at the tier, or
@@ -290,10 +293,7 @@ func (r *LabelResolver) ParticipantDescription(p Participant) string {
 	case KindTool:
 		l = r.set.Tools[p.Role].HumanDescription.pick(r.tier)
 	}
-	if len(l) > 0 {
-		return SanitizeLine(l[0])
-	}
-	return ""
+	return firstOr(l, "")
 }
 
 // OperationLabel phrases an operation between its source and destination

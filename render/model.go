@@ -324,28 +324,28 @@ func (m *Model) Participant(id string) (Participant, bool) {
 
 // Operation returns the operation with the given id, without its details.
 func (m *Model) Operation(id string) (Operation, bool) {
-	i, ok := opIndex(id, len(m.Operations))
+	i, ok := m.operationAt(id)
 	if !ok {
 		return Operation{}, false
 	}
-	if m.Operations[i].ID != id {
-		return Operation{}, false
-	}
 	return m.Operations[i], true
+}
+
+// operationAt is the index of the operation with the given id.
+func (m *Model) operationAt(id string) (int, bool) {
+	i, ok := opIndex(id, len(m.Operations))
+	return i, ok && m.Operations[i].ID == id
 }
 
 // OperationDetails returns the operation with the given id with its Details
 // Markdown filled in: the body the inspector shows and GET
 // /api/runs/:id/flow?operation=ID serves.
 func (m *Model) OperationDetails(id string) (Operation, bool) {
-	i, ok := opIndex(id, len(m.Operations))
+	i, ok := m.operationAt(id)
 	if !ok {
 		return Operation{}, false
 	}
 	op := m.Operations[i]
-	if op.ID != id {
-		return Operation{}, false
-	}
 	op.Details = m.details[i].markdown()
 	return op, true
 }
@@ -397,8 +397,8 @@ func opIndex(id string, n int) (int, bool) {
 // other operation, and for a payload too large to have been kept raw (its
 // Details hold the capped JSON).
 func (m *Model) OperationPayload(id string) (raw, kind string, ok bool) {
-	i, found := opIndex(id, len(m.Operations))
-	if !found || m.Operations[i].ID != id {
+	i, found := m.operationAt(id)
+	if !found {
 		return "", "", false
 	}
 	switch d := m.details[i]; d.kind {

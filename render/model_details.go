@@ -227,44 +227,36 @@ func (d opDetails) empty() bool {
 }
 
 func finishDetails(p event.RoleFinishedPayload) string {
-	var arts string
-	if len(p.Artifacts) > 0 {
-		var b strings.Builder
-		for i, a := range p.Artifacts {
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString("- ")
-			b.WriteString(prose(a))
-		}
-		arts = section("Artifacts", b.String())
-	}
 	var errText string
 	if p.Error != nil && p.Error.Message != "" {
 		// The error's raw details (a provider body) are operator-only and
 		// never enter details.
 		errText = section("Error", prose(p.Error.Message))
 	}
-	return joinBlocks(section("Summary", prose(p.Summary)), arts, errText)
+	return joinBlocks(section("Summary", prose(p.Summary)), section("Artifacts", bullets(p.Artifacts, prose)), errText)
+}
+
+// bullets is a Markdown list with one line per item, or "" for none (so
+// its section is left out).
+func bullets[T any](items []T, line func(T) string) string {
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("- ")
+		b.WriteString(line(it))
+	}
+	return b.String()
 }
 
 func questionDetails(p event.AskHumanPayload) string {
-	var opts string
-	if len(p.Options) > 0 {
-		var b strings.Builder
-		for i, o := range p.Options {
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString("- ")
-			b.WriteString(prose(o.Label))
-			if o.Description != "" {
-				b.WriteString(" — ")
-				b.WriteString(prose(o.Description))
-			}
+	opts := section("Options", bullets(p.Options, func(o event.Option) string {
+		if o.Description == "" {
+			return prose(o.Label)
 		}
-		opts = section("Options", b.String())
-	}
+		return prose(o.Label) + " — " + prose(o.Description)
+	}))
 	ctx := section("Context", prose(p.Context))
 	if p.Context == "" {
 		ctx = section("Previous assistant message (no context was provided)", prose(p.AssistantText))
