@@ -426,26 +426,8 @@ func follow(sub *runner.Subscription, sess *runner.Session, op *Operator, res *R
 			}
 		}
 	}
-	for {
-		select {
-		case e, ok := <-sub.C:
-			if !ok {
-				return
-			}
-			handle(e)
-		case <-sub.Done():
-			for {
-				select {
-				case e, ok := <-sub.C:
-					if !ok {
-						return
-					}
-					handle(e)
-				default:
-					return
-				}
-			}
-		}
+	for e, ok := sub.Next(); ok; e, ok = sub.Next() {
+		handle(e)
 	}
 }
 

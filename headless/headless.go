@@ -78,13 +78,13 @@ func Print(sub *runner.Subscription, out io.Writer, sess *runner.Session, o Opti
 		var e event.Event
 		var ok bool
 		if asked == nil {
-			e, ok = Next(sub)
+			e, ok = sub.Next()
 		} else {
 			timer := time.NewTimer(promptDelay)
 			select {
 			case e, ok = <-sub.C:
 			case <-sub.Done():
-				e, ok = Next(sub)
+				e, ok = sub.Next()
 			case <-timer.C:
 				prompt()
 				continue
@@ -108,22 +108,6 @@ func Print(sub *runner.Subscription, out io.Writer, sess *runner.Session, o Opti
 			if e.Decode(&q) == nil {
 				asked = &q
 			}
-		}
-	}
-}
-
-// Next is the subscription's next event, draining what is buffered once it
-// is done; ok is false when nothing is left.
-func Next(sub *runner.Subscription) (event.Event, bool) {
-	select {
-	case e, ok := <-sub.C:
-		return e, ok
-	case <-sub.Done():
-		select {
-		case e, ok := <-sub.C:
-			return e, ok
-		default:
-			return event.Event{}, false
 		}
 	}
 }

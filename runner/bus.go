@@ -152,5 +152,21 @@ func (s *Subscription) deliver(e event.Event) {
 	}
 }
 
+// Next is the subscription's next event, draining what is buffered once it
+// is done; ok is false when nothing is left.
+func (s *Subscription) Next() (event.Event, bool) {
+	select {
+	case e, ok := <-s.C:
+		return e, ok
+	case <-s.done:
+		select {
+		case e, ok := <-s.C:
+			return e, ok
+		default:
+			return event.Event{}, false
+		}
+	}
+}
+
 // Done is closed when the subscription is closed.
 func (s *Subscription) Done() <-chan struct{} { return s.done }
