@@ -33,7 +33,7 @@ func BenchmarkStarterSuiteOffline(b *testing.B) {
 	for _, jobs := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
 			for b.Loop() {
-				h := &Harness{Variants: []Variant{{Name: "seed", Guild: g, Deployment: d, Provider: scriptedFrom}},
+				h := &Harness{Variants: []Variant{{Name: "seed", Guild: g, Deployment: d, Provider: OwnScript}},
 					Host: host, Policy: confinedPolicy(b, host), Path: ScopedPath(os.Getenv("PATH")), Jobs: jobs, Effort: "quick",
 					Sealer: func(dir string) (*store.Sealer, error) { return store.NewSealer(testKey, dir), nil }, WorkDir: work}
 				rep, err := h.Run(context.Background(), starterSuite, benches)

@@ -31,6 +31,27 @@ type Variant struct {
 	Baseline *Baseline
 }
 
+// OwnScript is a Variant's Provider that plays each benchmark's own
+// script.json: a fresh scripted model per run, so runs never share a
+// script's place.
+func OwnScript(b Benchmark) (provider.Provider, error) {
+	return ScriptedModel(b.Name, filepath.Join(b.Dir, ScriptFile))
+}
+
+// ScriptedModel is a fresh scripted model playing the script in file, for
+// the benchmark named name.
+func ScriptedModel(name, file string) (provider.Provider, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("the scripted model needs a script for %s: %w", name, err)
+	}
+	s, err := provider.ParseScript(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return provider.NewScripted(s, 0), nil
+}
+
 // Harness runs a suite. Fields left zero take the defaults noted.
 type Harness struct {
 	Variants []Variant

@@ -12,7 +12,6 @@ import (
 	"testing/fstest"
 
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -71,19 +70,6 @@ func writeBench(t testing.TB, dir, name string, files map[string]string, eval, s
 	}
 }
 
-// scriptedFrom plays each benchmark's script.json, a fresh model per run.
-func scriptedFrom(b Benchmark) (provider.Provider, error) {
-	data, err := os.ReadFile(filepath.Join(b.Dir, ScriptFile))
-	if err != nil {
-		return nil, err
-	}
-	s, err := provider.ParseScript(data)
-	if err != nil {
-		return nil, err
-	}
-	return provider.NewScripted(s, 0), nil
-}
-
 // twoTaskSuite is a task that needs a file written and one that needs a
 // question answered first; both scripts write with write_file.
 func twoTaskSuite(t testing.TB) string {
@@ -120,7 +106,7 @@ func variant(t *testing.T, name string, tools ...string) Variant {
 	d := runner.DefaultDeployment()
 	g := testGuild(t, name, tools...)
 	d.FitToGuild(g)
-	return Variant{Name: name, Guild: g, Deployment: d, Provider: scriptedFrom}
+	return Variant{Name: name, Guild: g, Deployment: d, Provider: OwnScript}
 }
 
 // TestHarnessPassingAndFailingGuilds runs the same scripted model with a

@@ -116,7 +116,7 @@ func TestStarterSuitePlaysOffline(t *testing.T) {
 	d := runner.DefaultDeployment()
 	d.FitToGuild(g)
 	d.Model.Provider = "script"
-	h := newHarness(t, Variant{Name: "seed", Guild: g, Deployment: d, Provider: scriptedFrom})
+	h := newHarness(t, Variant{Name: "seed", Guild: g, Deployment: d, Provider: OwnScript})
 	h.Jobs = 2
 	var run []Benchmark
 	for _, b := range benches {

@@ -274,18 +274,6 @@ func workerSuite(t *testing.T) (string, []bench.Benchmark) {
 	return dir, benches
 }
 
-func scripted(b bench.Benchmark) (provider.Provider, error) {
-	data, err := os.ReadFile(filepath.Join(b.Dir, bench.ScriptFile))
-	if err != nil {
-		return nil, err
-	}
-	s, err := provider.ParseScript(data)
-	if err != nil {
-		return nil, err
-	}
-	return provider.NewScripted(s, 0), nil
-}
-
 func proposeTurn(hypothesis, path, content string) provider.ScriptTurn {
 	args, _ := json.Marshal(map[string]any{"hypothesis": hypothesis, "changes": []map[string]string{{"path": path, "content": content}}})
 	return provider.ScriptTurn{ToolCalls: []provider.ScriptToolCall{{Name: "propose_change", Arguments: args}}, Usage: &provider.ScriptUsage{PromptTokens: 1000, CompletionTokens: 200}}
@@ -347,7 +335,7 @@ func TestFoundryTwoCycles(t *testing.T) {
 		Evaluate: func(g *runner.Guild) (*bench.Harness, error) {
 			d := runner.DefaultDeployment()
 			d.FitToGuild(g)
-			return &bench.Harness{Variants: []bench.Variant{{Name: "candidate", Guild: g, Deployment: d, Provider: scripted}},
+			return &bench.Harness{Variants: []bench.Variant{{Name: "candidate", Guild: g, Deployment: d, Provider: bench.OwnScript}},
 				Host: host, Policy: policy, Path: bench.ScopedPath(os.Getenv("PATH")), Sealer: sealer, WorkDir: work, Effort: "quick"}, nil
 		},
 	}

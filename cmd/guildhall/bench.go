@@ -368,20 +368,11 @@ func benchDeployment(common *commonFlags, op trust.Dirs, g *runner.Guild) (*runn
 // scriptFor plays the scripted model of each benchmark, a fresh one per
 // run: DIR/<name>.json, else the benchmark's own script.json.
 func scriptFor(dir string) func(bench.Benchmark) (provider.Provider, error) {
+	if dir == "" {
+		return bench.OwnScript
+	}
 	return func(b bench.Benchmark) (provider.Provider, error) {
-		file := filepath.Join(b.Dir, bench.ScriptFile)
-		if dir != "" {
-			file = filepath.Join(dir, b.Name+".json")
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("the scripted model needs a script for %s: %w", b.Name, err)
-		}
-		s, err := provider.ParseScript(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		return provider.NewScripted(s, 0), nil
+		return bench.ScriptedModel(b.Name, filepath.Join(dir, b.Name+".json"))
 	}
 }
 
