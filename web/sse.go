@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -115,53 +117,73 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 
 	beginEventStream(w)
 
-	active, isActive := s.sess.Active()
-	if !isActive {
-		active = s.views.liveID()
-	}
-	hello, _ := json.Marshal(map[string]any{"runId": active, "active": isActive})
-	if err := writeSSE(w, notice{name: "hello", data: hello}); err != nil {
+	_, hello := s.hello()
+	if err := writeSSE(w, hello); err != nil {
 		return
 	}
 	flusher.Flush()
+	pumpSSE(r.Context(), w, flusher, c, func(n notice) error {
+		if c.takeMissed() {
+			if err := writeSSE(w, notice{name: "resync", data: []byte("{}")}); err != nil {
+				return err
+			}
+		}
+		return writeSSE(w, n)
+	})
+}
 
+// hello is the first message of both streams: the run they follow (the
+// active one, else the latest live view's) and whether it is active.
+func (s *Server) hello() (live string, hello notice) {
+	active, isActive := s.sess.Active()
+	live = active
+	if !isActive {
+		live = s.views.liveID()
+	}
+	data, _ := json.Marshal(map[string]any{"runId": live, "active": isActive})
+	return live, notice{name: "hello", data: data}
+}
+
+// pumpSSE forwards c's feed with send until the client goes or send fails:
+// what is queued is sent before one flush, and a quiet feed gets a
+// keep-alive comment.
+func pumpSSE[T any](ctx context.Context, w io.Writer, flusher http.Flusher, c *subscriber[T], send func(T) error) {
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
-		case n := <-c.ch:
-			if c.takeMissed() {
-				if err := writeSSE(w, notice{name: "resync", data: []byte("{}")}); err != nil {
-					return
-				}
-			}
-			if err := writeSSE(w, n); err != nil {
+		case v := <-c.ch:
+			if sendQueued(c.ch, v, send) != nil {
+				flusher.Flush() // what was sent before the failure
 				return
-			}
-			// Drain what is queued before flushing once.
-			for drained := false; !drained; {
-				select {
-				case n := <-c.ch:
-					if err := writeSSE(w, n); err != nil {
-						return
-					}
-				default:
-					drained = true
-				}
 			}
 		}
 		flusher.Flush()
 	}
 }
 
+// sendQueued sends v, then whatever else is already queued on ch.
+func sendQueued[T any](ch <-chan T, v T, send func(T) error) error {
+	for {
+		if err := send(v); err != nil {
+			return err
+		}
+		select {
+		case v = <-ch:
+		default:
+			return nil
+		}
+	}
+}
+
 // writeSSE writes one message. The data is compact JSON: one line.
-func writeSSE(w http.ResponseWriter, n notice) error {
+func writeSSE(w io.Writer, n notice) error {
 	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", n.name, n.data)
 	return err
 }

@@ -159,13 +159,8 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 
 	beginEventStream(w)
 
-	active, isActive := s.sess.Active()
-	live := active
-	if !isActive {
-		live = s.views.liveID()
-	}
-	hello, _ := json.Marshal(map[string]any{"runId": live, "active": isActive})
-	if _, err := fmt.Fprintf(w, "event: hello\ndata: %s\n\n", hello); err != nil {
+	live, hello := s.hello()
+	if err := writeSSE(w, hello); err != nil {
 		return
 	}
 	sw := &streamWriter{w: w, last: -1}
@@ -185,45 +180,20 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, err := fmt.Fprint(w, "event: ready\ndata: {}\n\n"); err != nil {
+	if err := writeSSE(w, notice{name: "ready", data: []byte("{}")}); err != nil {
 		return
 	}
 	flusher.Flush()
 	sw.live = true
-	s.pumpStream(r, sw, c, flusher)
+	// Ending the stream is the resync: the client comes back with its
+	// Last-Event-ID and reads the gap from the log.
+	pumpSSE(r.Context(), w, flusher, c, func(se StreamEntry) error {
+		if c.overflowed() {
+			return errOverflowed
+		}
+		return sw.send(se)
+	})
 }
 
-// pumpStream forwards the live feed until the client goes or falls behind.
-func (s *Server) pumpStream(r *http.Request, sw *streamWriter, c *subscriber[StreamEntry], flusher http.Flusher) {
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(sw.w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-		case se := <-c.ch:
-			// Ending the stream is the resync: the client comes back with
-			// its Last-Event-ID and reads the gap from the log.
-			if c.overflowed() || sw.send(se) != nil {
-				flusher.Flush()
-				return
-			}
-			for drained := false; !drained; {
-				select {
-				case se := <-c.ch:
-					if c.overflowed() || sw.send(se) != nil {
-						flusher.Flush()
-						return
-					}
-				default:
-					drained = true
-				}
-			}
-		}
-		flusher.Flush()
-	}
-}
+// errOverflowed ends a stream whose client fell behind the live feed.
+var errOverflowed = errors.New("the client fell behind the live feed")
