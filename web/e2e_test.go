@@ -32,8 +32,17 @@ func demoServer(t *testing.T, ctx context.Context) (sess *runner.Session, url st
 // the test's own API calls.
 func demoServerToken(t *testing.T, ctx context.Context) (*runner.Session, string, string) {
 	t.Helper()
+	sess, g := demoSession(t, 0.2)
+	url, token := serveSession(t, ctx, sess, g)
+	return sess, url, token
+}
+
+// demoSession opens a session on a copy of the demo workspace whose model
+// replays the demo's script at speed (0 is as fast as it can).
+func demoSession(t *testing.T, speed float64) (*runner.Session, *runner.Guild) {
+	t.Helper()
 	dir := t.TempDir()
-	dm, err := demo.Setup(dir, 0.2)
+	dm, err := demo.Setup(dir, speed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +51,14 @@ func demoServerToken(t *testing.T, ctx context.Context) (*runner.Session, string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sess.Close() })
-	srv, err := web.New(sess, dm.Guild, "e2e")
+	return sess, dm.Guild
+}
+
+// serveSession serves sess on a free loopback port until ctx ends, and
+// returns the printed URL (token and all) and the token.
+func serveSession(t *testing.T, ctx context.Context, sess *runner.Session, g *runner.Guild, opts ...web.Option) (string, string) {
+	t.Helper()
+	srv, err := web.New(sess, g, "e2e", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +66,7 @@ func demoServerToken(t *testing.T, ctx context.Context) (*runner.Session, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sess, url, srv.Token()
+	return url, srv.Token()
 }
 
 // TestBrowserWatchesAndAnswersTheDemo opens the console on the live demo

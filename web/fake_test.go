@@ -385,18 +385,25 @@ func (f *fakeQueue) Watch() (<-chan struct{}, func()) {
 // does when its parked run asked.
 func (f *fakeQueue) park(t *testing.T, task string, q *store.QueueQuestion) store.QueueItem {
 	t.Helper()
+	return ParkItem(t, f.q, task, q)
+}
+
+// ParkItem is park on any queue; it is exported for the browser tests of
+// package web_test, which drive a real scheduler's queue.
+func ParkItem(t testing.TB, q *store.Queue, task string, question *store.QueueQuestion) store.QueueItem {
+	t.Helper()
 	ctx := context.Background()
-	it, err := f.q.Add(ctx, store.QueueSpec{Task: task})
+	it, err := q.Add(ctx, store.QueueSpec{Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := f.q.ClaimNext(ctx); !ok || err != nil {
+	if _, ok, err := q.ClaimNext(ctx); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if _, err := f.q.MarkActive(ctx, it.ID, "run-20250101-000001"); err != nil {
+	if _, err := q.MarkActive(ctx, it.ID, "run-20250101-000001"); err != nil {
 		t.Fatal(err)
 	}
-	it, err = f.q.Finish(ctx, it.ID, store.QueueOutcome{RunID: "run-20250101-000001", RunStatus: "needs_clarification", Question: q})
+	it, err = q.Finish(ctx, it.ID, store.QueueOutcome{RunID: "run-20250101-000001", RunStatus: "needs_clarification", Question: question})
 	if err != nil {
 		t.Fatal(err)
 	}

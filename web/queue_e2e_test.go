@@ -8,7 +8,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
 	"github.com/guildhall/guildhall/web/webtest"
@@ -26,36 +25,14 @@ func TestBrowserQueueScreen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	dir := t.TempDir()
-	dm, err := demo.Setup(dir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: dm.Guild, Deployment: dm.Deployment, Provider: dm.Provider})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sess.Close() })
+	sess, g := demoSession(t, 0)
 	// The scheduler is not started: its items stay where the test puts them.
 	sched := runner.NewScheduler(sess, runner.SchedulerOptions{})
 
 	// A parked item, as the scheduler leaves one whose run asked.
 	q := sess.Workspace().Queue()
-	parked, err := q.Add(ctx, store.QueueSpec{Task: "Port the parser"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := q.ClaimNext(ctx); !ok || err != nil {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
-	if _, err := q.MarkActive(ctx, parked.ID, "run-20250101-000001"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.Finish(ctx, parked.ID, store.QueueOutcome{RunID: "run-20250101-000001", RunStatus: "needs_clarification",
-		Question: &store.QueueQuestion{Text: "Which **grammar** should the parser use?", Context: "The README says `PEG` is **preferred**.",
-			Options: []store.QueueOption{{Label: "PEG"}, {Label: "LALR", Description: "the old one"}}}}); err != nil {
-		t.Fatal(err)
-	}
+	parked := web.ParkItem(t, q, "Port the parser", &store.QueueQuestion{Text: "Which **grammar** should the parser use?", Context: "The README says `PEG` is **preferred**.",
+		Options: []store.QueueOption{{Label: "PEG"}, {Label: "LALR", Description: "the old one"}}})
 
 	// A finished run, so the console has one to show (GET /api/run is 404
 	// on a workspace without runs).
@@ -70,14 +47,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := web.New(sess, dm.Guild, "e2e", web.WithQueue(sched))
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, err := srv.Serve(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, _ := serveSession(t, ctx, sess, g, web.WithQueue(sched))
 
 	page := webtest.OpenPage(t, browser, 2*time.Minute)
 	defer page.Close()
