@@ -67,6 +67,19 @@ func startRun(t *testing.T, h *harness) (*Run, chan Outcome) {
 	return r, done
 }
 
+// startRunActing starts the harness's run and has act do something to it
+// just before role's n-th model call. hk lets a test add hooks later.
+func startRunActing(t *testing.T, h *harness, role string, n int, act func(r *Run)) (r *Run, hk *hooked, done chan Outcome) {
+	t.Helper()
+	hk = &hooked{Provider: h.opts.Provider}
+	h.opts.Provider = hk
+	ready := make(chan struct{}) // r is set before any hook reads it
+	hk.on(role, n, func() { <-ready; act(r) })
+	r, done = startRun(t, h)
+	close(ready)
+	return r, hk, done
+}
+
 func wait(t *testing.T, done chan Outcome) Outcome {
 	t.Helper()
 	select {
@@ -95,19 +108,11 @@ func TestPlanModificationUnwindsTwoLevels(t *testing.T) {
 		},
 	})
 	h.opts.Deployment.Executor.InterruptTriggers = &InterruptTriggers{PlanOwnerRole: "orchestrator"}
-	hk := &hooked{Provider: h.opts.Provider}
-	h.opts.Provider = hk
-	var r *Run
-	ready := make(chan struct{})
-	hk.on("coder", 1, func() {
-		<-ready
+	_, _, done := startRunActing(t, h, "coder", 1, func(r *Run) {
 		if err := r.RequestInterrupt("plan_modification", "Use Rust instead"); err != nil {
 			t.Error(err)
 		}
 	})
-	var done chan Outcome
-	r, done = startRun(t, h)
-	close(ready)
 	out := wait(t, done)
 	if out.Status != "success" {
 		t.Fatalf("status %s", out.Status)
@@ -149,17 +154,7 @@ func TestInquiryAnsweredMidRun(t *testing.T) {
 		"inquiry_responder": {turn("", finishCall("success", "It is reading file x."))},
 	})
 	h.opts.Deployment.Executor.InquiryHandlerRole = "inquiry_responder"
-	hk := &hooked{Provider: h.opts.Provider}
-	h.opts.Provider = hk
-	var r *Run
-	ready := make(chan struct{})
-	hk.on("orchestrator", 1, func() {
-		<-ready
-		_ = r.RequestInterrupt("inquiry", "What are you doing?")
-	})
-	var done chan Outcome
-	r, done = startRun(t, h)
-	close(ready)
+	_, _, done := startRunActing(t, h, "orchestrator", 1, func(r *Run) { _ = r.RequestInterrupt("inquiry", "What are you doing?") })
 	out := wait(t, done)
 	evs := readEvents(t, testWS(h.dir), out.RunID)
 	ints, res := find(evs, event.Interrupt), find(evs, event.InterruptResolved)
@@ -186,14 +181,7 @@ func TestInquiryDroppedWithoutHandler(t *testing.T) {
 	h := newHarness(t, g, map[string][]provider.ScriptTurn{
 		"orchestrator": {turn("", call("read_file", map[string]string{"path": "x"})), turn("", finishCall("success", "done"))},
 	})
-	hk := &hooked{Provider: h.opts.Provider}
-	h.opts.Provider = hk
-	var r *Run
-	ready := make(chan struct{})
-	hk.on("orchestrator", 1, func() { <-ready; _ = r.RequestInterrupt("inquiry", "hello?") })
-	var done chan Outcome
-	r, done = startRun(t, h)
-	close(ready)
+	_, _, done := startRunActing(t, h, "orchestrator", 1, func(r *Run) { _ = r.RequestInterrupt("inquiry", "hello?") })
 	out := wait(t, done)
 	evs := readEvents(t, testWS(h.dir), out.RunID)
 	if len(find(evs, event.InquiryDropped)) != 1 || out.Status != "success" {
@@ -210,14 +198,7 @@ func TestPauseResumeTerminate(t *testing.T) {
 			turn("", finishCall("success", "never")),
 		},
 	})
-	hk := &hooked{Provider: h.opts.Provider}
-	h.opts.Provider = hk
-	var r *Run
-	ready := make(chan struct{})
-	hk.on("orchestrator", 1, func() { <-ready; r.RequestPause() })
-	var done chan Outcome
-	r, done = startRun(t, h)
-	close(ready)
+	r, hk, done := startRunActing(t, h, "orchestrator", 1, (*Run).RequestPause)
 	deadline := time.Now().Add(10 * time.Second)
 	for !r.Paused() {
 		if time.Now().After(deadline) {
@@ -295,22 +276,9 @@ func TestParkedQuestionEndsQueuedRun(t *testing.T) {
 		},
 		"coder": {turn("", finishCall("success", "coded"))},
 	})
-	h2.opts.NoInput, h2.opts.Park = false, true
-	bus, broker := NewBus(), NewBroker()
-	h2.opts.Bus, h2.opts.Broker = bus, broker
-	_, sub := bus.Subscribe(64)
-	go func() {
-		for e := range sub.C {
-			if e.Type == event.AskHuman {
-				var q event.AskHumanPayload
-				_ = e.Decode(&q)
-				_ = broker.Answer(q.ID, "yes", "terminal")
-				return
-			}
-		}
-	}()
+	h2.opts.Park = true
+	h2.onFirstQuestion(func(broker *Broker, q event.AskHumanPayload) { _ = broker.Answer(q.ID, "yes", "terminal") })
 	out2, _, _ := h2.run()
-	sub.Close()
 	if out2.Status != "success" || out2.Parked != nil {
 		t.Fatalf("a question after a writer started must wait, got %+v", out2)
 	}

@@ -31,19 +31,9 @@ func resumeScript() map[string][]provider.ScriptTurn {
 // role, returning the run id.
 func stopAt(t *testing.T, h *harness, role string, n int) string {
 	t.Helper()
-	hk := &hooked{Provider: h.opts.Provider}
-	h.opts.Provider = hk
-	var r *Run
-	ready := make(chan struct{})
-	hk.on(role, n, func() { <-ready; r.Stop() })
-	r, err := Create(h.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	close(ready)
-	out, err := r.Execute(context.Background())
-	if err != nil || !out.Stopped {
-		t.Fatalf("want a stopped run, got %+v %v", out, err)
+	r, _, done := startRunActing(t, h, role, n, (*Run).Stop)
+	if out := wait(t, done); !out.Stopped {
+		t.Fatalf("want a stopped run, got %+v", out)
 	}
 	return r.ID()
 }

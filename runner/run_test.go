@@ -86,6 +86,27 @@ func newHarness(t *testing.T, g *Guild, script map[string][]provider.ScriptTurn)
 	}}
 }
 
+// onFirstQuestion gives the run a bus and a broker, as a session does,
+// and calls fn with the broker (in its own goroutine) when the run asks
+// its first question. The subscription ends when the test does.
+func (h *harness) onFirstQuestion(fn func(b *Broker, q event.AskHumanPayload)) {
+	h.opts.NoInput = false
+	bus, broker := NewBus(), NewBroker()
+	h.opts.Bus, h.opts.Broker = bus, broker
+	_, sub := bus.Subscribe(64)
+	h.t.Cleanup(sub.Close)
+	go func() {
+		for e := range sub.C {
+			if e.Type == event.AskHuman {
+				var q event.AskHumanPayload
+				_ = e.Decode(&q)
+				fn(broker, q)
+				return
+			}
+		}
+	}()
+}
+
 func (h *harness) run() (Outcome, []event.Event, *store.Meta) {
 	h.t.Helper()
 	r, err := Create(h.opts)
@@ -398,27 +419,15 @@ func TestAskHumanThroughBroker(t *testing.T) {
 		turn("I need to know.", call("ask_human", map[string]any{"question": "Tabs or spaces?", "options": []map[string]string{{"label": "Tabs"}, {"label": "Spaces"}}})),
 		turn("", finishCall("success", "ok")),
 	}})
-	h.opts.NoInput = false
-	bus, broker := NewBus(), NewBroker()
-	h.opts.Bus, h.opts.Broker = bus, broker
-	_, sub := bus.Subscribe(64)
-	go func() {
-		for e := range sub.C {
-			if e.Type == event.AskHuman {
-				var q event.AskHumanPayload
-				_ = e.Decode(&q)
-				if err := broker.Answer(q.ID, "Tabs", "browser"); err != nil {
-					t.Errorf("answer: %v", err)
-				}
-				if err := broker.Answer(q.ID, "Spaces", "terminal"); err != ErrAlreadyAnswered {
-					t.Errorf("second answer: err = %v, want ErrAlreadyAnswered", err)
-				}
-				return
-			}
+	h.onFirstQuestion(func(broker *Broker, q event.AskHumanPayload) {
+		if err := broker.Answer(q.ID, "Tabs", "browser"); err != nil {
+			t.Errorf("answer: %v", err)
 		}
-	}()
+		if err := broker.Answer(q.ID, "Spaces", "terminal"); err != ErrAlreadyAnswered {
+			t.Errorf("second answer: err = %v, want ErrAlreadyAnswered", err)
+		}
+	})
 	_, evs, _ := h.run()
-	sub.Close()
 	asks := find(evs, event.AskHuman)
 	if len(asks) != 1 {
 		t.Fatalf("ask_human events: %v", types(evs))
@@ -491,20 +500,10 @@ func TestUnattendedBrokerFailsQuestions(t *testing.T) {
 		turn("", call("ask_human", map[string]any{"question": "Second?"})),
 		turn("", finishCall("success", "went on")),
 	}})
-	h.opts.NoInput = false
-	bus, broker := NewBus(), NewBroker()
-	h.opts.Bus, h.opts.Broker = bus, broker
-	_, sub := bus.Subscribe(64)
-	go func() {
-		for e := range sub.C {
-			if e.Type == event.AskHuman {
-				broker.Unattended() // the first question is pending now
-				return
-			}
-		}
-	}()
+	h.onFirstQuestion(func(broker *Broker, _ event.AskHumanPayload) {
+		broker.Unattended() // the first question is pending now
+	})
 	out, evs, _ := h.run()
-	sub.Close()
 	if out.Status != "success" {
 		t.Fatalf("outcome %+v, want the run to go on and finish", out)
 	}
