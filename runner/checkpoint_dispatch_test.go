@@ -110,17 +110,10 @@ func TestResumeDoesNotRerunACutCall(t *testing.T) {
 	write := &gate{Tool: tools.Builtins()["write_file"], at: 1, crashed: make(chan struct{})}
 	id := crashInside(t, h, write)
 	h.opts.Tools["write_file"] = write
-	opts := h.opts
-	opts.Provider, opts.Bus, opts.Broker = provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0), nil, nil
-	r, err := Resume(opts, id)
-	if err != nil {
-		t.Fatal(err)
+	r, out, evs := resumeWith(t, h, id, provider.NewScripted(&provider.Script{Roles: resumeScript()}, 0))
+	if out.Status != "success" {
+		t.Fatalf("resumed outcome %+v", out)
 	}
-	out, err := r.ExecuteResumed(context.Background())
-	if err != nil || out.Status != "success" {
-		t.Fatalf("resumed outcome %+v %v", out, err)
-	}
-	evs := readEvents(t, testWS(h.dir), id)
 	// The budget counts the cut call: it began, though its tool_call was
 	// logged after the checkpoint the resume started from.
 	calls := 0
@@ -171,18 +164,11 @@ func TestResumeDeliversAFinishedCallFromTheLog(t *testing.T) {
 			read := &gate{Tool: tools.Builtins()["read_file"], at: 1, crashed: make(chan struct{})}
 			id := crashInside(t, h, read, write)
 			h.opts.Tools["write_file"], h.opts.Tools["read_file"] = write, read
-			opts := h.opts
 			rec := &recorder{Provider: provider.NewScripted(&provider.Script{Roles: script()}, 0)}
-			opts.Provider, opts.Bus, opts.Broker = rec, nil, nil
-			r, err := Resume(opts, id)
-			if err != nil {
-				t.Fatal(err)
+			_, out, evs := resumeWith(t, h, id, rec)
+			if out.Status != "success" {
+				t.Fatalf("resumed outcome %+v", out)
 			}
-			out, err := r.ExecuteResumed(context.Background())
-			if err != nil || out.Status != "success" {
-				t.Fatalf("resumed outcome %+v %v", out, err)
-			}
-			evs := readEvents(t, testWS(h.dir), id)
 			if n := write.calls.Load(); n != 2 {
 				t.Errorf("write_file ran %d times, want 2 (one.txt once, two.txt once)", n)
 			}

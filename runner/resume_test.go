@@ -40,9 +40,16 @@ func stopAt(t *testing.T, h *harness, role string, n int) string {
 
 func resumeRun(t *testing.T, h *harness, id string, script map[string][]provider.ScriptTurn) (Outcome, []event.Event) {
 	t.Helper()
+	_, out, evs := resumeWith(t, h, id, provider.NewScripted(&provider.Script{Roles: script}, 0))
+	return out, evs
+}
+
+// resumeWith resumes run id of the harness with model p (no bus, no
+// broker), runs it to its end and returns the run, its outcome and its log.
+func resumeWith(t *testing.T, h *harness, id string, p provider.Provider) (*Run, Outcome, []event.Event) {
+	t.Helper()
 	opts := h.opts
-	opts.Provider = provider.NewScripted(&provider.Script{Roles: script}, 0)
-	opts.Bus, opts.Broker = nil, nil
+	opts.Provider, opts.Bus, opts.Broker = p, nil, nil
 	r, err := Resume(opts, id)
 	if err != nil {
 		t.Fatalf("resume: %v", err)
@@ -53,7 +60,7 @@ func resumeRun(t *testing.T, h *harness, id string, script map[string][]provider
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, readEvents(t, testWS(h.dir), id)
+	return r, out, readEvents(t, testWS(h.dir), id)
 }
 
 func countBy(evs []event.Event, typ event.Type) map[string]int {
