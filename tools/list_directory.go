@@ -24,16 +24,11 @@ type dirEntry struct {
 }
 
 func (listDirectory) Call(ctx context.Context, env *Env, args json.RawMessage) Result {
-	var a struct {
-		Path *string `json:"path"`
-	}
+	var a dirArgs
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	given := "."
-	if a.Path != nil && *a.Path != "" {
-		given = *a.Path
-	}
+	given := a.dir()
 	rel, err := env.Workspace.Resolve(given)
 	if err != nil {
 		return pathFail(given, err)

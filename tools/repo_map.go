@@ -44,16 +44,11 @@ func repoMapSkipDir(name string) bool {
 }
 
 func (repoMap) Call(ctx context.Context, env *Env, args json.RawMessage) Result {
-	var a struct {
-		Path *string `json:"path"`
-	}
+	var a dirArgs
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	given := "."
-	if a.Path != nil && *a.Path != "" {
-		given = *a.Path
-	}
+	given := a.dir()
 	ws := env.Workspace
 	rel, err := ws.Resolve(given)
 	if err != nil {

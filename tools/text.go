@@ -69,6 +69,19 @@ func readLine(br *bufio.Reader, max int) (line []byte, long bool, err error) {
 	}
 }
 
+// dirArgs is the {path?} of the tools that look at a directory; an
+// absent or empty path is the workspace root.
+type dirArgs struct {
+	Path *string `json:"path"`
+}
+
+func (a dirArgs) dir() string {
+	if a.Path != nil && *a.Path != "" {
+		return *a.Path
+	}
+	return "."
+}
+
 // decodeArgs unmarshals tool arguments. The runner has already validated
 // them against the manifest's schema; this is the defensive second check.
 func decodeArgs(args json.RawMessage, v any) *Result {
