@@ -202,51 +202,94 @@ func (w *Workspace) canonical(clean string) (string, *PathError) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", &PathError{Kind: KindPermissionDenied, Reason: reasonOutside}
 	}
+	lw, _, err := w.walkLinks(clean, nil)
+	switch {
+	case err != nil:
+		// With no link hook every error is the walk's own *PathError.
+		var pe *PathError
+		if errors.As(err, &pe) {
+			return "", pe
+		}
+		return "", &PathError{Kind: KindError, Reason: "cannot resolve the path"}
+	case lw.outside:
+		return "", &PathError{Kind: KindPermissionDenied, Reason: reasonOutside}
+	case lw.missing:
+		// The rest does not exist: keep it as written.
+		return cleanJoin(append(lw.done, lw.rest...))
+	}
+	return cleanJoin(lw.done)
+}
+
+// linkWalk is where walkLinks stopped.
+type linkWalk struct {
+	// done is the path walked, links expanded: all of it, or what came
+	// before the first component that does not exist.
+	done []string
+	// missing: a component does not exist; rest is it and what followed,
+	// as written.
+	missing bool
+	rest    []string
+	// outside: a ".." climbed above the root, or a link is absolute,
+	// empty or climbs out; it is not followed.
+	outside bool
+}
+
+// walkLinks expands the links of a cleaned relative path through the root,
+// one component at a time, never following one out of the workspace. It is
+// the one walk behind Resolve and Pin, so what a tool may reach and what
+// a pin records cannot disagree. link, when not nil, is shown each link
+// and its target before the walk follows it, and may stop the walk with an
+// error. A filesystem error or a link loop is a *PathError (with no path),
+// returned with the component it was met at.
+func (w *Workspace) walkLinks(clean string, link func(at, target string) error) (linkWalk, string, error) {
 	todo := strings.Split(clean, "/")
-	var done []string
-	hops := 0
-	for len(todo) > 0 {
+	var lw linkWalk
+	for hops := 0; len(todo) > 0; {
 		comp := todo[0]
 		todo = todo[1:]
 		switch comp {
 		case "", ".":
 			continue
 		case "..":
-			if len(done) == 0 {
-				return "", &PathError{Kind: KindPermissionDenied, Reason: reasonOutside}
+			if len(lw.done) == 0 {
+				lw.outside = true
+				return lw, "", nil
 			}
-			done = done[:len(done)-1]
+			lw.done = lw.done[:len(lw.done)-1]
 			continue
 		}
-		cand := path.Join(append(append([]string{}, done...), comp)...)
+		cand := path.Join(append(append([]string{}, lw.done...), comp)...)
 		fi, err := w.root.Lstat(cand)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				// The rest does not exist: keep it as written.
-				done = append(done, comp)
-				done = append(done, todo...)
-				return cleanJoin(done)
+				lw.missing, lw.rest = true, append([]string{comp}, todo...)
+				return lw, cand, nil
 			}
-			return "", classify(err)
+			return lw, cand, classify(err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, comp)
+			lw.done = append(lw.done, comp)
 			continue
 		}
-		hops++
-		if hops > maxSymlinkHops {
-			return "", &PathError{Kind: KindError, Reason: reasonSymlinkLoop}
+		if hops++; hops > maxSymlinkHops {
+			return lw, cand, &PathError{Kind: KindError, Reason: reasonSymlinkLoop}
 		}
 		target, err := w.root.Readlink(cand)
 		if err != nil {
-			return "", classify(err)
+			return lw, cand, classify(err)
+		}
+		if link != nil {
+			if err := link(cand, target); err != nil {
+				return lw, cand, err
+			}
 		}
 		if target == "" || filepath.IsAbs(target) {
-			return "", &PathError{Kind: KindPermissionDenied, Reason: reasonOutside}
+			lw.outside = true
+			return lw, cand, nil
 		}
 		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
 	}
-	return cleanJoin(done)
+	return lw, "", nil
 }
 
 func cleanJoin(parts []string) (string, *PathError) {

@@ -16,7 +16,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // PinBudget bounds a pinning pass, shared by every Pin call of the pass:
@@ -158,56 +157,29 @@ func (pn *pinner) resolve(clean string) (string, PinResult, error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", PinnedNothing, nil
 	}
-	todo := strings.Split(clean, "/")
-	var done []string
-	for hops := 0; len(todo) > 0; {
-		comp := todo[0]
-		todo = todo[1:]
-		switch comp {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) == 0 {
-				return "", PinnedOther, nil // a link climbed out: it is recorded
-			}
-			done = done[:len(done)-1]
-			continue
-		}
-		cand := path.Join(append(append([]string{}, done...), comp)...)
-		fi, err := pn.w.root.Lstat(cand)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-				rest := path.Join(append(append(append([]string{}, done...), comp), todo...)...)
-				if err := pn.add(rest, PinAbsent, sha256.Sum256(nil)); err != nil {
-					return "", 0, err
-				}
-				return "", PinnedAbsent, nil
-			}
-			return "", 0, fmt.Errorf("%s: %w", cand, classify(err))
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, comp)
-			continue
-		}
-		if hops++; hops > maxSymlinkHops {
-			return "", 0, fmt.Errorf("%s: %s", cand, reasonSymlinkLoop)
-		}
-		target, err := pn.w.root.Readlink(cand)
-		if err != nil {
-			return "", 0, fmt.Errorf("%s: %w", cand, classify(err))
-		}
-		if err := pn.add(cand, PinLink, sha256.Sum256([]byte(target))); err != nil {
+	lw, at, err := pn.w.walkLinks(clean, func(at, target string) error {
+		return pn.add(at, PinLink, sha256.Sum256([]byte(target)))
+	})
+	var pe *PathError
+	switch {
+	case errors.As(err, &pe) && pe.Reason == reasonSymlinkLoop:
+		return "", 0, fmt.Errorf("%s: %s", at, reasonSymlinkLoop)
+	case errors.As(err, &pe):
+		return "", 0, fmt.Errorf("%s: %w", at, pe)
+	case err != nil:
+		return "", 0, err // the budget
+	case lw.outside:
+		return "", PinnedOther, nil // a link leads or climbs out: it is recorded
+	case lw.missing:
+		rest := path.Join(append(lw.done, lw.rest...)...)
+		if err := pn.add(rest, PinAbsent, sha256.Sum256(nil)); err != nil {
 			return "", 0, err
 		}
-		if target == "" || filepath.IsAbs(target) {
-			return "", PinnedOther, nil // leads out: the link is the pin
-		}
-		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
-	}
-	if len(done) == 0 {
+		return "", PinnedAbsent, nil
+	case len(lw.done) == 0:
 		return "", PinnedNothing, nil // the workspace itself, through links
 	}
-	return path.Join(done...), PinnedFile, nil
+	return path.Join(lw.done...), PinnedFile, nil
 }
 
 // entry pins what is at canon, which is not a link.
@@ -291,5 +263,3 @@ func (pn *pinner) folder(dir string, depth int) error {
 	}
 	return nil
 }
-
-func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }

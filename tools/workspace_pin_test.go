@@ -88,3 +88,55 @@ func TestPinRecordsWhatIsThere(t *testing.T) {
 		t.Error("a path in .orchestration was pinned")
 	}
 }
+
+// TestPinAndResolveAgree: a hostile workspace's links (a chain, a loop, a
+// climb out, an absolute target, a dangling one) lead Pin where they lead
+// Resolve: a pinned file is the file a tool would open, and what Pin
+// records as leading out is what Resolve refuses.
+func TestPinAndResolveAgree(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a/b/real.py"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"chain1": "a/chain2", "a/chain2": "b/real.py", "a/b/back": "../../chain1",
+		"loop1": "loop2", "loop2": "loop1", "up": "a/../..", "abs": "/etc/passwd",
+		"dangling": "a/b/gone.py", "a/dir": "b",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := OpenWorkspace(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, p := range []string{"chain1", "a/b/back", "a/dir/real.py", "loop1", "up/x", "abs", "dangling", "a/dir/../b/real.py"} {
+		t.Run(p, func(t *testing.T) {
+			canon, rerr := w.Resolve(p)
+			got, perr := w.Pin(p, &PinBudget{Entries: 100, Bytes: 1 << 20}, false)
+			var pe *PathError
+			switch {
+			case errors.As(rerr, &pe) && pe.Kind == KindPermissionDenied:
+				if perr != nil || got.What != PinnedOther {
+					t.Errorf("Resolve refuses %s (%v); Pin says %v, %v", p, rerr, got.What, perr)
+				}
+			case rerr != nil:
+				if perr == nil {
+					t.Errorf("Resolve fails %s (%v); Pin says %v at %q", p, rerr, got.What, got.Path)
+				}
+			case got.What == PinnedFile:
+				if got.Path != canon {
+					t.Errorf("%s: Pin found %q, Resolve %q", p, got.Path, canon)
+				}
+			case got.What != PinnedAbsent:
+				t.Errorf("%s: Resolve gives %q, Pin %v", p, canon, got.What)
+			}
+		})
+	}
+}
