@@ -138,12 +138,8 @@ func (s *Server) handleQueueAdd(w http.ResponseWriter, r *http.Request) {
 	if !s.queueOr(w) {
 		return
 	}
-	var in createRunBody
-	if !decodeBody(w, r, &in) {
-		return
-	}
-	if strings.TrimSpace(in.Task) == "" || !validEffort(in.Effort) || !validLogLevel(in.LogLevel) {
-		writeError(w, http.StatusBadRequest, "invalid_body")
+	in, ok := decodeTask(w, r)
+	if !ok {
 		return
 	}
 	if !s.checkContinuation(w, in.ContinuesFrom) {

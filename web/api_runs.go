@@ -23,15 +23,28 @@ type createRunBody struct {
 	ContinuesFrom string `json:"continuesFrom"`
 }
 
-func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) {
+// decodeTask reads the body of POST /api/runs and POST /api/queue: a task
+// that is not blank and a known effort and log level. It answers the error
+// itself.
+func decodeTask(w http.ResponseWriter, r *http.Request) (createRunBody, bool) {
 	var in createRunBody
 	if !decodeBody(w, r, &in) {
-		return
+		return in, false
 	}
 	if strings.TrimSpace(in.Task) == "" || !validEffort(in.Effort) || !validLogLevel(in.LogLevel) {
 		writeError(w, http.StatusBadRequest, "invalid_body")
+		return in, false
+	}
+	return in, true
+}
+
+func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) {
+	in, ok := decodeTask(w, r)
+	if !ok {
 		return
 	}
+	// Stricter than the queue's checkContinuation: a run that starts now
+	// can only continue one that has ended; a queued task runs later.
 	if in.ContinuesFrom != "" {
 		m, err := s.sess.Workspace().ReadMeta(in.ContinuesFrom)
 		if err != nil {
