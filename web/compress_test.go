@@ -98,6 +98,7 @@ func TestEventStreamIsNotCompressed(t *testing.T) {
 	ts := newTestServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// Not rawGet: the stream never ends, so its body cannot be read whole.
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.http.URL+"/api/events", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	ts.authorize(req)
