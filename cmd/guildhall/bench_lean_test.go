@@ -52,7 +52,12 @@ func BenchmarkProcessDemoFirstFrame(b *testing.B) {
 // words, which Bubble Tea writes with the rest of the first View.
 const firstFrameMark = " Guildhall ["
 
-func demoFirstFrame(b *testing.B, bin string) (wall, cpu time.Duration, rss int64) {
+// startOnTerminal starts bin on a new 100x30 pseudo-terminal that is its
+// controlling terminal, as an operator's terminal would run it, and
+// returns the terminal's master side, the process, when it started, and
+// stop, which kills it and closes the terminal.
+func startOnTerminal(b *testing.B, bin string, args ...string) (*os.File, *exec.Cmd, time.Time, func()) {
+	b.Helper()
 	master, slave := openPTY(b)
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
 		b.Fatal(err)
@@ -61,19 +66,25 @@ func demoFirstFrame(b *testing.B, bin string) (wall, cpu time.Duration, rss int6
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer tty.Close()
-	cmd := exec.Command(bin, "demo", "--speed", "0", "--into", filepath.Join(b.TempDir(), "ws"))
+	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		tty.Close()
 		b.Fatal(err)
 	}
-	defer func() {
+	return master, cmd, start, func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	}()
+		tty.Close()
+	}
+}
+
+func demoFirstFrame(b *testing.B, bin string) (wall, cpu time.Duration, rss int64) {
+	master, cmd, start, stop := startOnTerminal(b, bin, "demo", "--speed", "0", "--into", filepath.Join(b.TempDir(), "ws"))
+	defer stop()
 	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
 	var seen []byte
 	buf := make([]byte, 64<<10)
@@ -640,27 +651,8 @@ func BenchmarkProcessConsole100ToolTurns(b *testing.B) {
 // the wall time and CPU until the workspace's only run has a terminal
 // status.
 func consoleRun(b *testing.B, bin, ws string, args ...string) (wall, cpu time.Duration) {
-	master, slave := openPTY(b)
-	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
-		b.Fatal(err)
-	}
-	tty, err := os.OpenFile(slave, os.O_RDWR, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tty.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
+	master, cmd, start, stop := startOnTerminal(b, bin, args...)
+	defer stop()
 	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
 	go func() {
 		buf := make([]byte, 64<<10)
