@@ -471,6 +471,7 @@ configuration error, 3 a task needs input, 130 interrupted.`,
 			return runQueue(ctx, cmd, rf, s)
 		},
 	}
+	// run's flags, bound again: here --no-input also means nothing parks.
 	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")
 	cmd.Flags().BoolVar(&rf.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error instead of parking or asking")
 	return cmd
