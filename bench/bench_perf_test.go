@@ -3,13 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools/sandbox"
-	"os"
 )
 
 // BenchmarkStarterSuiteOffline plays the whole starter suite with the
@@ -34,7 +35,7 @@ func BenchmarkStarterSuiteOffline(b *testing.B) {
 		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
 			for b.Loop() {
 				h := &Harness{Variants: []Variant{{Name: "seed", Guild: g, Deployment: d, Provider: OwnScript}},
-					Host: host, Policy: confinedPolicy(b, host), Path: ScopedPath(os.Getenv("PATH")), Jobs: jobs, Effort: "quick",
+					Host: host, Policy: sandboxtest.Policy(b, host), Path: ScopedPath(os.Getenv("PATH")), Jobs: jobs, Effort: "quick",
 					Sealer: func(dir string) (*store.Sealer, error) { return store.NewSealer(testKey, dir), nil }, WorkDir: work}
 				rep, err := h.Run(context.Background(), starterSuite, benches)
 				if err != nil {

@@ -11,29 +11,13 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 var testKey = bytes.Repeat([]byte{7}, 32)
-
-// confinedPolicy is the default sandbox, or skips (fails under CI) when
-// this machine cannot run it.
-func confinedPolicy(t testing.TB, host *sandbox.Host) sandbox.Policy {
-	t.Helper()
-	p, err := sandbox.NewPolicy(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := host.Check(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must run the sandbox: %v", err)
-		}
-		t.Skipf("no sandbox here: %v", err)
-	}
-	return p
-}
 
 // testGuild is a one-role guild granting tools.
 func testGuild(t testing.TB, name string, tools ...string) *runner.Guild {
@@ -96,7 +80,7 @@ func twoTaskSuite(t testing.TB) string {
 func newHarness(t *testing.T, variants ...Variant) *Harness {
 	host := sandbox.NewHost()
 	return &Harness{
-		Variants: variants, Host: host, Policy: confinedPolicy(t, host), Path: ScopedPath(os.Getenv("PATH")),
+		Variants: variants, Host: host, Policy: sandboxtest.Policy(t, host), Path: ScopedPath(os.Getenv("PATH")),
 		Sealer:  func(dir string) (*store.Sealer, error) { return store.NewSealer(testKey, dir), nil },
 		WorkDir: t.TempDir(), Effort: "quick",
 	}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/internal/mcptest"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/mcp"
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
-	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
 func TestMCPDeploymentValidation(t *testing.T) {
@@ -180,13 +180,7 @@ type mcpRun struct {
 
 func newMCPRun(t *testing.T, grants []string, servers func(bin string) map[string]mcp.Config) *mcpRun {
 	t.Helper()
-	p, _ := sandbox.NewPolicy(sandbox.Config{})
-	if err := sandbox.NewHost().Check(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	sandboxtest.Need(t)
 	dir := t.TempDir()
 	bin := mcptest.Binary(t, dir)
 	tools, _ := json.Marshal(append(grants, "finish"))

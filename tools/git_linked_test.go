@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/internal/treesum"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -126,7 +127,7 @@ func TestGitToolsOnLinkedLayouts(t *testing.T) {
 		for _, mode := range []string{"none", "workspace-write"} {
 			t.Run(layout.name+"/"+mode, func(t *testing.T) {
 				if mode != "none" {
-					needBwrap(t)
+					sandboxtest.Need(t)
 				}
 				l := layout.make(t)
 				ws, err := OpenWorkspace(l.ws)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
@@ -174,7 +175,7 @@ func TestGitRestoreRunsNoFilter(t *testing.T) {
 // TestGitRestoreSandboxed: in real bubblewrap, git_restore writes the
 // work tree in workspace-write mode and cannot in read-only mode.
 func TestGitRestoreSandboxed(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	for _, mode := range []string{"workspace-write", "read-only"} {
 		t.Run(mode, func(t *testing.T) {
 			ws, dir := restoreRepo(t)

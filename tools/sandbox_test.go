@@ -25,22 +25,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/egress"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
-
-// needBwrap skips a test when bubblewrap cannot run here, and fails it
-// instead under CI, which installs bubblewrap.
-func needBwrap(t *testing.T) {
-	t.Helper()
-	p, _ := sandbox.NewPolicy(sandbox.Config{})
-	if err := sandbox.NewHost().Check(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must run the sandbox tests: %v", err)
-		}
-		t.Skip(err)
-	}
-}
 
 // hostileBase is a folder outside /tmp (which the sandbox replaces with
 // its own), so that what a command writes beside the workspace would land
@@ -145,7 +133,7 @@ func tree(t *testing.T, dir string) string {
 // helper), here-documents, .., cd, symbolic links planted in the workspace
 // or made by the command, and external programs.
 func TestSandboxConfinesWrites(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, outside := hostileWS(t)
 	mustSymlink(t, outside, filepath.Join(dir, "planted"))
 	cases := []struct{ name, command string }{
@@ -211,7 +199,7 @@ func resetOutside(t *testing.T, outside string) {
 // the workspace, HOME and /tmp (the sandbox's own), and the read-only
 // mode, where the workspace takes no writes either.
 func TestSandboxWritesTheWorkspace(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, _ := hostileWS(t)
 	env := testEnv(ws)
 	env.Sandbox = confined(t, ws, sandbox.Config{})
@@ -243,7 +231,7 @@ func TestSandboxWritesTheWorkspace(t *testing.T) {
 // private key in the real HOME, another process's environment, the
 // records in .orchestration and the repository's hooks and config.
 func TestSandboxHidesSecrets(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, outside := hostileWS(t)
 	home := filepath.Join(outside, "home")
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
@@ -362,7 +350,7 @@ func gitInitHost(t *testing.T, dir string) {
 // run_shell) is read-only from the next command on, because the helper
 // is restarted with the new .git mounted read-only.
 func TestSandboxRestartsWhenGitAppears(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, _ := hostileWS(t)
 	env := testEnv(ws)
 	env.Sandbox = confined(t, ws, sandbox.Config{})
@@ -395,7 +383,7 @@ func TestSandboxRestartsWhenGitAppears(t *testing.T) {
 // TestSandboxNetworkIsOff tries the host's loopback (TCP), a DNS server
 // on it, DNS as configured, and every Unix socket on the host.
 func TestSandboxNetworkIsOff(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, _ := hostileWS(t)
 	probe := buildProbe(t, dir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -524,7 +512,7 @@ func probePath() string {
 // out of sight. Canary sockets in the places the sandbox hides (/tmp,
 // HOME, /run's kind of folder, the abstract namespace) make the control.
 func TestSandboxUnixSockets(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, outside := hostileWS(t)
 	probe := buildProbe(t, dir)
 	home := filepath.Join(outside, "home")
@@ -634,7 +622,7 @@ func abstractSockets(t *testing.T) []string {
 // does (as here and in CI), yet has no capabilities, cannot remount, make
 // a user namespace of its own, or write what is mounted read-only.
 func TestSandboxRootHasNoPower(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, _, _ := hostileWS(t)
 	env := testEnv(ws)
 	env.Sandbox = confined(t, ws, sandbox.Config{})
@@ -669,7 +657,7 @@ func TestSandboxRootHasNoPower(t *testing.T) {
 // process group (setsid -f, a double fork, nohup) is gone when the call
 // ends, found by the PID namespace rather than by a group.
 func TestSandboxKillsEveryProcess(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, _, _ := hostileWS(t)
 	env := testEnv(ws)
 	env.Sandbox = confined(t, ws, sandbox.Config{})
@@ -725,7 +713,7 @@ func processesMatching(s string) []int {
 // TMPDIR the sandbox's, and no provider key even when the operator names
 // it.
 func TestSandboxEnvironment(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, _, _ := hostileWS(t)
 	t.Setenv("OPENAI_API_KEY", "leak-openai")
 	t.Setenv("GITHUB_PAT", "leak-pat")
@@ -747,7 +735,7 @@ func TestSandboxEnvironment(t *testing.T) {
 // is a normal result, its processes are gone, and the sandbox serves the
 // next call; so does a command that kills the sandbox's own shell.
 func TestSandboxTimeoutsAndCancellation(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, _, _ := hostileWS(t)
 	env := testEnv(ws)
 	env.Sandbox = confined(t, ws, sandbox.Config{})
@@ -783,7 +771,7 @@ func TestSandboxTimeoutsAndCancellation(t *testing.T) {
 // HTTP and HTTPS; anything else is refused with a 403 that says how to
 // allow it, and every attempt is an egress decision naming the role.
 func TestSandboxAllowlist(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, _ := hostileWS(t)
 	probe := buildProbe(t, dir)
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
