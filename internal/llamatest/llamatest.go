@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -31,6 +30,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/internal/sharedir"
 )
 
 // The tiny models (see ../shared/llamacpp/README.md).
@@ -94,30 +95,11 @@ func locate() (bin, models string, err error) {
 		}
 		return b, models, nil
 	}
-	root, err := moduleRoot()
+	dir, err := sharedir.Path("llamacpp")
 	if err != nil {
 		return "", "", err
 	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "llamacpp")
 	return filepath.Join(dir, "llama-server"), dir, nil
-}
-
-// moduleRoot is the folder of the go.mod above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // available checks once that the binary is there and runs.

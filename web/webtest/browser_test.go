@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/sharedir"
 	"github.com/guildhall/guildhall/web/static"
 )
 
@@ -45,11 +46,10 @@ func TestBrowserSuites(t *testing.T) {
 // committed to this repository. Without it, ok is false (outside CI).
 func copyCorpus(t *testing.T) (dir string, ok bool) {
 	t.Helper()
-	root, err := repoRoot()
+	src, err := sharedir.Path("testdata", "xss")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join(filepath.Dir(root), "shared", "testdata", "xss")
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -78,22 +78,4 @@ func copyCorpus(t *testing.T) (dir string, ok bool) {
 		t.Fatalf("XSS corpus at %s has %d files, want the README and 3 JSON files", src, n)
 	}
 	return dst, true
-}
-
-// repoRoot is the directory holding go.mod, found upward from the package.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
 }
