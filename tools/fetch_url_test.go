@@ -124,16 +124,25 @@ func newWebNet(t *testing.T, hosts map[string]string) *webNet {
 	return &webNet{t: t, hosts: hosts}
 }
 
+// text is a fetch's framed text, failing the test when it failed.
 func text(t *testing.T, r Result) string {
+	t.Helper()
+	return okData[string](t, r)
+}
+
+// okData is the data of a result that succeeded, as the T the tool
+// answers with; a failure, or data of another type, fails the test.
+func okData[T any](t *testing.T, r Result) T {
 	t.Helper()
 	if r.Failed() {
 		t.Fatalf("result %s: %s", r.Kind, r.Message)
 	}
-	s, ok := r.Data.(string)
+	d, ok := r.Data.(T)
 	if !ok {
-		t.Fatalf("data is %T, want the framed text", r.Data)
+		var want T
+		t.Fatalf("data is %T, want %T", r.Data, want)
 	}
-	return s
+	return d
 }
 
 // docText is the document between a result's BEGIN and END lines.

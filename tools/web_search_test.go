@@ -27,16 +27,10 @@ func searchCall(t *testing.T, tool Tool, env *webEnv, cfg WebSearchConfig, args 
 	return tool.Call(context.Background(), env.Env, b)
 }
 
+// answer is a search's answer, failing the test when it failed.
 func answer(t *testing.T, r Result) searchAnswer {
 	t.Helper()
-	if r.Failed() {
-		t.Fatalf("result %s: %s", r.Kind, r.Message)
-	}
-	a, ok := r.Data.(searchAnswer)
-	if !ok {
-		t.Fatalf("data is %T", r.Data)
-	}
-	return a
+	return okData[searchAnswer](t, r)
 }
 
 // hostileHits are search results written to break out of their fields.
