@@ -29,7 +29,6 @@ type fakeSession struct {
 	*fakerun.Log
 
 	mu         sync.Mutex
-	active     string
 	questions  []runner.Question
 	answered   map[string]string
 	submitted  []runner.Submission
@@ -47,7 +46,7 @@ func newFakeSession(t testing.TB) *fakeSession {
 func (f *fakeSession) Submit(ctx context.Context, sub runner.Submission) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.active != "" {
+	if _, busy := f.Active(); busy {
 		return "", runner.ErrRunInProgress
 	}
 	id, err := f.Open(sub.Task, sub.ContinuesFrom)
@@ -55,14 +54,7 @@ func (f *fakeSession) Submit(ctx context.Context, sub runner.Submission) (string
 		return "", err
 	}
 	f.submitted = append(f.submitted, sub)
-	f.active = id
 	return id, nil
-}
-
-func (f *fakeSession) Active() (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.active, f.active != ""
 }
 
 func (f *fakeSession) Answer(id, answer, source string) error {
@@ -99,7 +91,7 @@ func (f *fakeSession) Interrupt(runID, kind, message string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.active == "" || f.active != runID {
+	if !f.IsActive(runID) {
 		return runner.ErrRunNotActive
 	}
 	f.interrupts = append(f.interrupts, kind+":"+message)
@@ -109,13 +101,13 @@ func (f *fakeSession) Interrupt(runID, kind, message string) error {
 func (f *fakeSession) InterruptPending(runID string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.active == runID && len(f.interrupts) > 0
+	return f.IsActive(runID) && len(f.interrupts) > 0
 }
 
 func (f *fakeSession) control(runID string, fn func() error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.active == "" || f.active != runID {
+	if !f.IsActive(runID) {
 		return runner.ErrRunNotActive
 	}
 	return fn()

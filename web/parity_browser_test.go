@@ -265,9 +265,7 @@ func TestBrowserUnclosedTagsLeaveTheRestVisible(t *testing.T) {
 	sess.questions = nil
 	sess.mu.Unlock()
 	sess.Emit(t, event.RunStatus, event.RunStatusPayload{Status: "success"})
-	sess.mu.Lock()
-	sess.active = ""
-	sess.mu.Unlock()
+	sess.SetActive("")
 	page.Poll("the result modal", `document.querySelector(".result-modal .result-summary") !== null`)
 	visible(".result-modal .result-summary", "AFTER-PLAINTEXT")
 	visible(".result-modal .result-summary", "AFTER-TEXTAREA")

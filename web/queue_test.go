@@ -187,9 +187,7 @@ func TestQueueCorruptIsReported(t *testing.T) {
 		t.Errorf("the malformed queue.json was touched: %q", b)
 	}
 	// A live run: the task would be queued, and the queue refuses it.
-	ts.sess.mu.Lock()
-	ts.sess.active = "run-20250101-000000"
-	ts.sess.mu.Unlock()
+	ts.sess.SetActive("run-20250101-000000")
 	ts.wantError("POST", "/api/runs", map[string]string{"task": "three"}, 503, "queue_corrupt")
 }
 

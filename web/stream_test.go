@@ -166,9 +166,7 @@ func TestStreamCatchesUpAcrossRuns(t *testing.T) {
 	a, _ := ts.sess.Submit(context.Background(), runner.Submission{Task: "a"})
 	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: a, Task: "a"})
 	toolCalls(t, ts.sess, 3, 10)
-	ts.sess.mu.Lock()
-	ts.sess.active = ""
-	ts.sess.mu.Unlock()
+	ts.sess.SetActive("")
 	time.Sleep(1100 * time.Millisecond) // run ids are per second
 	b, _ := ts.sess.Submit(context.Background(), runner.Submission{Task: "b"})
 	ts.sess.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: b, Task: "b"})

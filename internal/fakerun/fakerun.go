@@ -30,8 +30,13 @@ type Log struct {
 	Bus *runner.Bus
 
 	mu  sync.Mutex // serialises emits, as the runner's emitMu does
-	run string
+	run string     // the run whose log w writes
 	w   *store.LogWriter
+
+	// activeMu is apart from mu: a subscriber the bus waits on may ask
+	// which run is live while an emit holds mu.
+	activeMu sync.Mutex
+	active   string // the run the session reports live
 }
 
 // New makes a workspace with an empty runs folder, its records sealed with
@@ -73,12 +78,36 @@ func (l *Log) Open(task, continuesFrom string) (string, error) {
 		return "", err
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.w != nil {
 		l.w.Close()
 	}
 	l.run, l.w = id, w
+	l.mu.Unlock()
+	l.SetActive(id)
 	return id, nil
+}
+
+// Active is the run the session reports live: the one last opened, until
+// SetActive says otherwise.
+func (l *Log) Active() (string, bool) {
+	l.activeMu.Lock()
+	defer l.activeMu.Unlock()
+	return l.active, l.active != ""
+}
+
+// SetActive makes id the run the session reports live, "" for none: a test
+// ends its run, or fakes a busy session. Events still go to the last
+// opened run's log.
+func (l *Log) SetActive(id string) {
+	l.activeMu.Lock()
+	defer l.activeMu.Unlock()
+	l.active = id
+}
+
+// IsActive reports whether runID names the live run.
+func (l *Log) IsActive(runID string) bool {
+	id, ok := l.Active()
+	return ok && id == runID
 }
 
 // Emit logs and publishes an event of the live run; a test that emits

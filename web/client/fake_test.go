@@ -21,7 +21,6 @@ type fakeSession struct {
 	*fakerun.Log
 
 	mu        sync.Mutex
-	active    string
 	questions []runner.Question
 	answers   map[string]string // id → answer
 	sources   map[string]string // id → source
@@ -43,9 +42,6 @@ func (f *fakeSession) start(t testing.TB, task string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	f.active = id
-	f.mu.Unlock()
 	f.Bus.Reset(nil)
 	f.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: task, EntryRole: "orchestrator"})
 	return id
@@ -54,20 +50,15 @@ func (f *fakeSession) start(t testing.TB, task string) string {
 // ask opens a question, as ask_human does.
 func (f *fakeSession) ask(t testing.TB, p event.AskHumanPayload) {
 	t.Helper()
+	id, _ := f.Active()
 	f.mu.Lock()
-	f.questions = append(f.questions, runner.Question{AskHumanPayload: p, RunID: f.active, AskedAt: time.Now()})
+	f.questions = append(f.questions, runner.Question{AskHumanPayload: p, RunID: id, AskedAt: time.Now()})
 	f.mu.Unlock()
 	f.Emit(t, event.AskHuman, p)
 }
 
 func (f *fakeSession) Submit(ctx context.Context, sub runner.Submission) (string, error) {
 	return "", runner.ErrRunInProgress
-}
-
-func (f *fakeSession) Active() (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.active, f.active != ""
 }
 
 // Answer takes the first answer and logs it, as the broker and the run
@@ -109,7 +100,7 @@ func (f *fakeSession) Questions() []runner.Question {
 func (f *fakeSession) control(what, runID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.active == "" || runID != f.active {
+	if !f.IsActive(runID) {
 		return runner.ErrRunNotActive
 	}
 	f.controls = append(f.controls, what)
