@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/guildhall/guildhall/tools"
 )
 
 func loadCompact(t *testing.T) (fs.FS, guildDef) {
@@ -44,7 +46,7 @@ func TestCompactGuildIsTheSeedGuildLeaner(t *testing.T) {
 	changed := 0
 	for name, r := range compact.Roles {
 		s := seed.Roles[name]
-		if *r.Label.Detailed.first() != *s.Label.Detailed.first() {
+		if first(r.Label.Detailed) != first(s.Label.Detailed) {
 			t.Errorf("%s: label changed", name)
 		}
 		for _, tool := range r.Tools {
@@ -89,10 +91,10 @@ func TestCompactGuildIsTheSeedGuildLeaner(t *testing.T) {
 	}
 }
 
-func (t tier) first() *string {
+// first is a tier's first phrasing, "" when it has none.
+func first(t tools.Variants) string {
 	if len(t) == 0 {
-		s := ""
-		return &s
+		return ""
 	}
-	return &t[0]
+	return t[0]
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/tools"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -25,34 +26,15 @@ var (
 
 const manifestDir = "../../tools/manifests"
 
-// tier is one label tier: a string or a list of strings.
-type tier []string
+// tiered is a label with its three tiers, decoded as the product does.
+type tiered = tools.Tiered
 
-func (t *tier) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*t = tier{one}
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("tier must be a string or a list of strings: %w", err)
-	}
-	*t = many
-	return nil
-}
-
-type tiered struct {
-	Detailed  tier `json:"detailed"`
-	Friendly  tier `json:"friendly"`
-	Whimsical tier `json:"whimsical"`
-}
-
-func (t *tiered) complete() bool {
+// complete reports whether every tier of t has a phrasing and none is blank.
+func complete(t *tiered) bool {
 	return t != nil && nonEmpty(t.Detailed) && nonEmpty(t.Friendly) && nonEmpty(t.Whimsical)
 }
 
-func nonEmpty(t tier) bool {
+func nonEmpty(t tools.Variants) bool {
 	if len(t) == 0 {
 		return false
 	}
@@ -219,7 +201,7 @@ func TestGuildParsesAndIsComplete(t *testing.T) {
 			}
 		}
 		for field, tr := range map[string]*tiered{"label": r.Label, "description": r.Description, "workingLabel": r.WorkingLabel} {
-			if !tr.complete() {
+			if !complete(tr) {
 				t.Errorf("%s: %s lacks a tier", name, field)
 			}
 		}
@@ -301,14 +283,14 @@ func TestVisualizationShapes(t *testing.T) {
 	}
 	for _, k := range []string{"human", "interrupt", "tools"} {
 		tr := v.PseudoRoleLabels[k]
-		if !tr.complete() {
+		if !complete(&tr) {
 			t.Errorf("pseudoRoleLabels.%s incomplete", k)
 		}
 	}
 	kinds := []string{"call", "return", "observe", "terminate"}
 	for _, k := range kinds {
 		tr := v.GenericOperationTemplates[k]
-		if !tr.complete() {
+		if !complete(&tr) {
 			t.Errorf("genericOperationTemplates.%s incomplete", k)
 		}
 		if len(v.OperationTemplates[k]) == 0 {
@@ -320,14 +302,14 @@ func TestVisualizationShapes(t *testing.T) {
 			if !ok || !slices.Contains(valid, from) || !slices.Contains(valid, to) {
 				t.Errorf("operationTemplates.%s: bad discriminator %q", k, disc)
 			}
-			if !tr.complete() {
+			if !complete(&tr) {
 				t.Errorf("operationTemplates.%s.%s incomplete", k, disc)
 			}
 		}
 	}
 	for _, k := range []string{"role", "tool"} {
 		tr := v.WorkingTemplates[k]
-		if !tr.complete() {
+		if !complete(&tr) {
 			t.Errorf("workingTemplates.%s incomplete", k)
 		}
 	}
@@ -362,7 +344,7 @@ func TestRunnerManifests(t *testing.T) {
 			t.Errorf("%s: name %q, description %q", name, m.Name, m.Description)
 		}
 		for field, tr := range map[string]*tiered{"humanLabel": m.HumanLabel, "humanDescription": m.HumanDescription, "humanCallLabel": m.HumanCallLabel, "humanWorkingLabel": m.HumanWorkingLabel} {
-			if !tr.complete() {
+			if !complete(tr) {
 				t.Errorf("%s: %s lacks a tier", name, field)
 			}
 		}
