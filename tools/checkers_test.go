@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,15 +9,7 @@ import (
 // asSeen is a result as the model reads it: the JSON of the whole result.
 func asSeen(t *testing.T, r Result) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return asJSON(t, r)
 }
 
 // TestCheckersAnswerInTheOriginalsShape: data is the array of

@@ -33,19 +33,6 @@ var gitLayouts = map[string]func(t *testing.T, ws string){
 	},
 }
 
-func writeAll(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func mkdirs(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	for _, n := range names {

@@ -12,13 +12,9 @@ import (
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
-// newWS creates a workspace directory with the given files and opens it.
-func newWS(t *testing.T, files map[string]string) (*Workspace, string) {
+// writeAll writes files (name → content) under dir, making folders.
+func writeAll(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ws")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -28,6 +24,16 @@ func newWS(t *testing.T, files map[string]string) (*Workspace, string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// newWS creates a workspace directory with the given files and opens it.
+func newWS(t *testing.T, files map[string]string) (*Workspace, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, dir, files)
 	ws, err := OpenWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +97,13 @@ func data(t *testing.T, r Result) map[string]any {
 	if r.Failed() {
 		t.Fatalf("unexpected failure: %s: %s", r.Kind, r.Message)
 	}
-	b, err := json.Marshal(r.Data)
+	return asJSON(t, r.Data)
+}
+
+// asJSON is v as a reader of its JSON sees it: the object it encodes to.
+func asJSON(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
