@@ -63,6 +63,8 @@ func (m *Model) Apply(e event.Event) {
 	m.Version++
 	ts := e.Timestamp.UTC()
 	ok := true
+	// One case per type, alike in shape: each decodes its own payload type
+	// (the only part a helper could share is decode itself).
 	switch e.Type {
 	case event.RunStarted:
 		var p event.RunStartedPayload
