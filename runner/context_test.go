@@ -119,15 +119,7 @@ func TestEntryRoleCompactedByHandler(t *testing.T) {
 	if out.Status != "success" {
 		t.Fatalf("status %s: %v", out.Status, types(evs))
 	}
-	ints := find(evs, event.Interrupt)
-	res := find(evs, event.InterruptResolved)
-	if len(ints) != 1 || len(res) != 1 {
-		t.Fatalf("want one interrupt pair: %v", types(evs))
-	}
-	var ip event.InterruptPayload
-	var rp event.InterruptResolvedPayload
-	_ = ints[0].Decode(&ip)
-	_ = res[0].Decode(&rp)
+	ip, rp := oneInterrupt(t, evs)
 	if ip.Trigger != "context_pressure" || ip.Handler != "context_manager" || ip.Target != "orchestrator-0-1" || rp.Action != "compacted" {
 		t.Fatalf("interrupt %+v resolved %+v", ip, rp)
 	}

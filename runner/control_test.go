@@ -80,6 +80,25 @@ func startRunActing(t *testing.T, h *harness, role string, n int, act func(r *Ru
 	return r, hk, done
 }
 
+// oneInterrupt is the run's only interrupt and its resolution; a run with
+// another number of either fails the test.
+func oneInterrupt(t *testing.T, evs []event.Event) (event.InterruptPayload, event.InterruptResolvedPayload) {
+	t.Helper()
+	ints, res := find(evs, event.Interrupt), find(evs, event.InterruptResolved)
+	if len(ints) != 1 || len(res) != 1 {
+		t.Fatalf("want one interrupt pair: %v", types(evs))
+	}
+	var ip event.InterruptPayload
+	var rp event.InterruptResolvedPayload
+	if err := ints[0].Decode(&ip); err != nil {
+		t.Fatal(err)
+	}
+	if err := res[0].Decode(&rp); err != nil {
+		t.Fatal(err)
+	}
+	return ip, rp
+}
+
 func wait(t *testing.T, done chan Outcome) Outcome {
 	t.Helper()
 	select {
@@ -157,14 +176,7 @@ func TestInquiryAnsweredMidRun(t *testing.T) {
 	_, _, done := startRunActing(t, h, "orchestrator", 1, func(r *Run) { _ = r.RequestInterrupt("inquiry", "What are you doing?") })
 	out := wait(t, done)
 	evs := readEvents(t, testWS(h.dir), out.RunID)
-	ints, res := find(evs, event.Interrupt), find(evs, event.InterruptResolved)
-	if len(ints) != 1 || len(res) != 1 {
-		t.Fatalf("want one interrupt pair: %v", types(evs))
-	}
-	var ip event.InterruptPayload
-	var rp event.InterruptResolvedPayload
-	_ = ints[0].Decode(&ip)
-	_ = res[0].Decode(&rp)
+	ip, rp := oneInterrupt(t, evs)
 	if ip.Trigger != "inquiry" || ip.Message != "What are you doing?" || ip.Target != "orchestrator-0-1" {
 		t.Fatalf("interrupt = %+v", ip)
 	}
