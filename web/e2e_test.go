@@ -37,6 +37,19 @@ func demoServerToken(t *testing.T, ctx context.Context) (*runner.Session, string
 	return sess, url, token
 }
 
+// liveDemo is demoServerToken with the demo's task submitted, as
+// `guildhall demo --web` starts it: the session, the run's id, the URL
+// and the token.
+func liveDemo(t *testing.T, ctx context.Context) (*runner.Session, string, string, string) {
+	t.Helper()
+	sess, url, token := demoServerToken(t, ctx)
+	id, err := sess.Submit(ctx, runner.Submission{Task: seed.DemoTask()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess, id, url, token
+}
+
 // demoSession opens a session on a copy of the demo workspace whose model
 // replays the demo's script at speed (0 is as fast as it can).
 func demoSession(t *testing.T, speed float64) (*runner.Session, *runner.Guild) {
@@ -77,10 +90,7 @@ func TestBrowserWatchesAndAnswersTheDemo(t *testing.T) {
 	browser := webtest.Browser(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sess, url, token := demoServerToken(t, ctx)
-	if _, err := sess.Submit(ctx, runner.Submission{Task: seed.DemoTask()}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, url, token := liveDemo(t, ctx)
 
 	page := webtest.OpenPage(t, browser, 2*time.Minute)
 	defer page.Close()

@@ -12,8 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/web/webtest"
 )
 
@@ -39,11 +37,7 @@ func TestBrowserParityOnTheDemo(t *testing.T) {
 	browser := webtest.Browser(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sess, url, _ := demoServerToken(t, ctx)
-	id, err := sess.Submit(ctx, runner.Submission{Task: seed.DemoTask()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess, id, url, _ := liveDemo(t, ctx)
 	axe := webtest.AxeSource()
 	shots := docsImages()
 	shot := func(page *webtest.Page, name string) {

@@ -9,8 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/web/webtest"
 )
 
@@ -25,10 +23,7 @@ func TestBrowserKeepsUpWithTheTerminal(t *testing.T) {
 	browser := webtest.Browser(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sess, url, _ := demoServerToken(t, ctx)
-	if _, err := sess.Submit(ctx, runner.Submission{Task: seed.DemoTask()}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, url, _ := liveDemo(t, ctx)
 	page := webtest.OpenPage(t, browser, 3*time.Minute)
 	defer page.Close()
 	wide := webtest.Viewport{Name: "wide", Width: 1920, Height: 1080}
