@@ -90,7 +90,9 @@ func (s *Session) Answer(id, answer, source string) error {
 	return s.call(s.ctx, http.MethodPost, "/api/answer", body, nil)
 }
 
-// questionView is a question as GET /api/questions serves it.
+// questionView is a question as GET /api/questions serves it. Like the
+// client's other wire types it is read from docs/api.md, not imported from
+// the server package web, so the client holds the server to its API.
 type questionView struct {
 	ID            string         `json:"id"`
 	RunID         string         `json:"runId"`

@@ -27,7 +27,8 @@ type errFatal struct{ err error }
 func (e errFatal) Error() string { return e.err.Error() }
 func (e errFatal) Unwrap() error { return e.err }
 
-// streamEntry is one log event or delta of GET /api/stream.
+// streamEntry is one log event or delta of GET /api/stream (web's
+// StreamEntry as the wire carries it; see questionView).
 type streamEntry struct {
 	RunID     string          `json:"runId"`
 	Seq       int64           `json:"seq"`
