@@ -330,15 +330,7 @@ func TestRunnerManifests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m struct {
-			Name              string          `json:"name"`
-			Description       string          `json:"description"`
-			Parameters        json.RawMessage `json:"parameters"`
-			HumanLabel        *tiered         `json:"humanLabel"`
-			HumanDescription  *tiered         `json:"humanDescription"`
-			HumanCallLabel    *tiered         `json:"humanCallLabel"`
-			HumanWorkingLabel *tiered         `json:"humanWorkingLabel"`
-		}
+		var m tools.Manifest
 		strictDecode(t, b, &m)
 		if m.Name != name || m.Description == "" {
 			t.Errorf("%s: name %q, description %q", name, m.Name, m.Description)
