@@ -133,6 +133,17 @@ func (tr *gitTrap) filterConfig(name string) string {
 // snapshot records the checksums of everything outside the workspace.
 func (tr *gitTrap) snapshot() { tr.sums = treeSums(tr.t, tr.outside) }
 
+// expect runs every git tool on the trapped workspace, checks the answers
+// against want and that nothing outside changed, and returns the answers.
+func (tr *gitTrap) expect(want gitWant) map[string]Result {
+	tr.t.Helper()
+	tr.snapshot()
+	results := tr.runGitSteps()
+	want.check(tr.t, results)
+	tr.assertSafe(results)
+	return results
+}
+
 func (tr *gitTrap) assertSafe(results map[string]Result) {
 	tr.t.Helper()
 	if b, err := os.ReadFile(tr.marker); err == nil {
@@ -306,11 +317,7 @@ func TestGitNeutralisesEveryFilterShape(t *testing.T) {
 				tr := newGitTrap(t)
 				tr.wsRepo("* filter=" + n.name + "\n")
 				d.plant(tr, tr.filterConfig(n.name))
-				tr.snapshot()
-				results := tr.runGitSteps()
-				want := gitWant{ok: n.refuse == "", refuse: n.refuse}
-				want.check(t, results)
-				tr.assertSafe(results)
+				tr.expect(gitWant{ok: n.refuse == "", refuse: n.refuse})
 			})
 		}
 	}
@@ -326,10 +333,7 @@ func TestGitLegacyFilterSpellingIsNeutralised(t *testing.T) {
 	tr.wsRepo("* filter=old\n")
 	tr.appendConfig(filepath.Join(tr.ws, ".git", "config"),
 		"[filter.OLD]\n\tclean = "+tr.script+"\n\trequired = true\n[branch \"caf\xe9\"]\n\tremote = origin\n")
-	tr.snapshot()
-	results := tr.runGitSteps()
-	gitWant{ok: true}.check(t, results)
-	tr.assertSafe(results)
+	tr.expect(gitWant{ok: true})
 }
 
 // TestGitRefusesConfigThatReachesOutside: includes of files outside the
@@ -387,10 +391,7 @@ func TestGitRefusesConfigThatReachesOutside(t *testing.T) {
 			tr := newGitTrap(t)
 			tr.wsRepo("* filter=evil\n")
 			tr.appendConfig(filepath.Join(tr.ws, ".git", "config"), c.plant(tr))
-			tr.snapshot()
-			results := tr.runGitSteps()
-			gitWant{refuse: c.refuse}.check(t, results)
-			tr.assertSafe(results)
+			tr.expect(gitWant{refuse: c.refuse})
 		})
 	}
 }
@@ -550,10 +551,7 @@ func TestGitRefusesLinksOutOfTheGitDirectory(t *testing.T) {
 			tr := newGitTrap(t)
 			tr.wsRepo("")
 			c.plant(tr)
-			tr.snapshot()
-			results := tr.runGitSteps()
-			gitWant{refuse: c.refuse}.check(t, results)
-			tr.assertSafe(results)
+			tr.expect(gitWant{refuse: c.refuse})
 		})
 	}
 }
@@ -571,10 +569,7 @@ func TestGitStaysInTheWorkspace(t *testing.T) {
 		tr := newGitTrap(t)
 		tr.wsRepo("")
 		plainGit(t, tr.ws, "config", "core.worktree", tr.outside)
-		tr.snapshot()
-		results := tr.runGitSteps()
-		gitWant{ok: true}.check(t, results)
-		tr.assertSafe(results)
+		tr.expect(gitWant{ok: true})
 		if got := plainGit(t, tr.ws, "--work-tree=.", "ls-files"); strings.Contains(got, "secret") || !strings.Contains(got, "new.txt") {
 			t.Errorf("the commit holds %q, want the workspace's files", got)
 		}
@@ -592,20 +587,14 @@ func TestGitStaysInTheWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr.symlink(hooks, filepath.Join(tr.ws, ".git", "hooks"))
-		tr.snapshot()
-		results := tr.runGitSteps()
-		gitWant{ok: true}.check(t, results)
-		tr.assertSafe(results)
+		tr.expect(gitWant{ok: true})
 	})
 	t.Run("shared clone of the outside repository", func(t *testing.T) {
 		tr := newGitTrap(t)
 		_ = os.RemoveAll(tr.ws)
 		plainGit(t, tr.root, "clone", "-q", "--shared", tr.repo, tr.ws)
 		tr.write(filepath.Join(tr.ws, "secret.txt"), "changed\n", 0o644)
-		tr.snapshot()
-		results := tr.runGitSteps()
-		gitWant{refuse: "alternates"}.check(t, results)
-		tr.assertSafe(results)
+		tr.expect(gitWant{refuse: "alternates"})
 	})
 	for _, remote := range []struct{ name, config string }{
 		{"ext helper", "[remote \"origin\"]\n\turl = ext::sh -c touch% MARKER\n\tpromisor = true\n[protocol \"ext\"]\n\tallow = always\n"},
