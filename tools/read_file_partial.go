@@ -26,18 +26,13 @@ func (readFilePartial) Manifest() Manifest { return manifestOf("read_file_partia
 
 func (readFilePartial) Call(ctx context.Context, env *Env, args json.RawMessage) Result {
 	var a struct {
-		Path   string   `json:"path"`
-		Offset *float64 `json:"offset"`
-		Limit  *float64 `json:"limit"`
+		Path string `json:"path"`
+		pageArgs
 	}
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	offset, r := intArg(a.Offset, 0, 0, 1<<40, "offset")
-	if r != nil {
-		return *r
-	}
-	limit, r := intArg(a.Limit, 200, 1, partialMaxLines, "limit")
+	offset, limit, r := a.page(200, partialMaxLines)
 	if r != nil {
 		return *r
 	}

@@ -33,18 +33,11 @@ type logEvent struct {
 }
 
 func (readRunLog) Call(ctx context.Context, env *Env, args json.RawMessage) Result {
-	var a struct {
-		Offset *float64 `json:"offset"`
-		Limit  *float64 `json:"limit"`
-	}
+	var a pageArgs
 	if r := decodeArgs(args, &a); r != nil {
 		return *r
 	}
-	offset, r := intArg(a.Offset, 0, 0, 1<<40, "offset")
-	if r != nil {
-		return *r
-	}
-	limit, r := intArg(a.Limit, runLogDefaultLimit, 1, runLogMaxLimit, "limit")
+	offset, limit, r := a.page(runLogDefaultLimit, runLogMaxLimit)
 	if r != nil {
 		return *r
 	}

@@ -82,6 +82,23 @@ func (a dirArgs) dir() string {
 	return "."
 }
 
+// pageArgs is the {offset?, limit?} of the tools that read a page of a
+// file's lines or of the run log's events.
+type pageArgs struct {
+	Offset *float64 `json:"offset"`
+	Limit  *float64 `json:"limit"`
+}
+
+// page is the page asked for: offset from 0 (0 when absent), limit from 1
+// (def when absent, most at the most).
+func (a pageArgs) page(def, most int) (offset, limit int, r *Result) {
+	if offset, r = intArg(a.Offset, 0, 0, 1<<40, "offset"); r != nil {
+		return 0, 0, r
+	}
+	limit, r = intArg(a.Limit, def, 1, most, "limit")
+	return offset, limit, r
+}
+
 // decodeArgs unmarshals tool arguments. The runner has already validated
 // them against the manifest's schema; this is the defensive second check.
 func decodeArgs(args json.RawMessage, v any) *Result {
