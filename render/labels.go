@@ -284,7 +284,8 @@ func (r *LabelResolver) ParticipantLabel(p Participant) string {
 }
 
 // ParticipantDescription is a role's or tool's description at the tier, or
-// "".
+// "". It is ParticipantLabel's lookup on the description fields, apart
+// because a pseudo participant has a label but no description.
 func (r *LabelResolver) ParticipantDescription(p Participant) string {
 	var l []string
 	switch p.Kind {
