@@ -76,8 +76,11 @@ func (s *Server) queueOr(w http.ResponseWriter) bool {
 }
 
 // queueItemID is the {id} of a queue route, or "" (after answering 404)
-// when it is not of the form q-<ms>-<n>.
-func queueItemID(w http.ResponseWriter, r *http.Request) string {
+// when the console serves no queue or id is not of the form q-<ms>-<n>.
+func (s *Server) queueItemID(w http.ResponseWriter, r *http.Request) string {
+	if !s.queueOr(w) {
+		return ""
+	}
 	id := r.PathValue("id")
 	if !store.ValidQueueID(id) {
 		writeError(w, http.StatusNotFound, "not_found")
@@ -110,10 +113,7 @@ func (s *Server) handleQueueList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleQueueGet(w http.ResponseWriter, r *http.Request) {
-	if !s.queueOr(w) {
-		return
-	}
-	id := queueItemID(w, r)
+	id := s.queueItemID(w, r)
 	if id == "" {
 		return
 	}
@@ -161,10 +161,7 @@ type queuePatchBody struct {
 }
 
 func (s *Server) handleQueueEdit(w http.ResponseWriter, r *http.Request) {
-	if !s.queueOr(w) {
-		return
-	}
-	id := queueItemID(w, r)
+	id := s.queueItemID(w, r)
 	if id == "" {
 		return
 	}
@@ -201,10 +198,7 @@ func (s *Server) handleQueueEdit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleQueueCancel(w http.ResponseWriter, r *http.Request) {
-	if !s.queueOr(w) {
-		return
-	}
-	id := queueItemID(w, r)
+	id := s.queueItemID(w, r)
 	if id == "" {
 		return
 	}
@@ -213,10 +207,7 @@ func (s *Server) handleQueueCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleQueueRequeue(w http.ResponseWriter, r *http.Request) {
-	if !s.queueOr(w) {
-		return
-	}
-	id := queueItemID(w, r)
+	id := s.queueItemID(w, r)
 	if id == "" {
 		return
 	}
@@ -229,10 +220,7 @@ type queueAnswerBody struct {
 }
 
 func (s *Server) handleQueueAnswer(w http.ResponseWriter, r *http.Request) {
-	if !s.queueOr(w) {
-		return
-	}
-	id := queueItemID(w, r)
+	id := s.queueItemID(w, r)
 	if id == "" {
 		return
 	}
