@@ -296,17 +296,9 @@ func parseSearXNG(body []byte, limit int, key string) ([]searchResult, error) {
 	if err := json.Unmarshal(body, &answer); err != nil {
 		return nil, fmt.Errorf("the search endpoint's answer is not SearXNG JSON: %w", err)
 	}
-	var out []searchResult
-	for _, m := range answer.Results {
-		r, ok := hit(key, str(m, "title"), str(m, "url"), str(m, "content"), str(m, "publishedDate"))
-		if ok {
-			out = append(out, r)
-		}
-		if len(out) == limit {
-			break
-		}
-	}
-	return nonNil(out), nil
+	return collect(answer.Results, limit, func(m map[string]any) (searchResult, bool) {
+		return hit(key, str(m, "title"), str(m, "url"), str(m, "content"), str(m, "publishedDate"))
+	}), nil
 }
 
 // parseKagi reads a Kagi answer: data[] items with t = 0 are results.
@@ -317,20 +309,27 @@ func parseKagi(body []byte, limit int, key string) ([]searchResult, error) {
 	if err := json.Unmarshal(body, &answer); err != nil {
 		return nil, fmt.Errorf("the answer from Kagi has an unexpected shape: %w", err)
 	}
-	var out []searchResult
-	for _, m := range answer.Data {
+	return collect(answer.Data, limit, func(m map[string]any) (searchResult, bool) {
 		if t, ok := m["t"].(float64); !ok || t != 0 {
-			continue
+			return searchResult{}, false
 		}
-		r, ok := hit(key, str(m, "title"), str(m, "url"), str(m, "snippet"), str(m, "published"))
-		if ok {
-			out = append(out, r)
-		}
+		return hit(key, str(m, "title"), str(m, "url"), str(m, "snippet"), str(m, "published"))
+	}), nil
+}
+
+// collect is the first limit results that result makes of an answer's
+// items (it drops the others), never nil.
+func collect(items []map[string]any, limit int, result func(map[string]any) (searchResult, bool)) []searchResult {
+	out := []searchResult{}
+	for _, m := range items {
 		if len(out) == limit {
 			break
 		}
+		if r, ok := result(m); ok {
+			out = append(out, r)
+		}
 	}
-	return nonNil(out), nil
+	return out
 }
 
 // hit cleans and caps one result, the key redacted first (a cut must not
@@ -354,13 +353,6 @@ func hit(key, title, link, snippet, when string) (searchResult, bool) {
 func str(m map[string]any, key string) string {
 	s, _ := m[key].(string)
 	return s
-}
-
-func nonNil(r []searchResult) []searchResult {
-	if r == nil {
-		return []searchResult{}
-	}
-	return r
 }
 
 // redactKey removes the key from text that may have echoed it.
