@@ -184,14 +184,24 @@ func (p *Proxy) refused(w http.ResponseWriter, d Decision, err error) {
 	http.Error(w, "guildhall proxy: could not connect to "+d.Host+": "+err.Error()+"\n", http.StatusBadGateway)
 }
 
-// tunnel serves an allowed CONNECT.
-func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request, d Decision) {
+// dial connects to an allowed destination and reports the decision; a
+// connection the dialer refused or could not make is answered (refused).
+func (p *Proxy) dial(w http.ResponseWriter, r *http.Request, d Decision) (net.Conn, bool) {
 	up, err := p.Dialer.DialContext(r.Context(), "tcp", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
 	if err != nil {
 		p.refused(w, d, err)
-		return
+		return nil, false
 	}
 	p.report(d)
+	return up, true
+}
+
+// tunnel serves an allowed CONNECT.
+func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request, d Decision) {
+	up, ok := p.dial(w, r, d)
+	if !ok {
+		return
+	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		up.Close()
@@ -234,12 +244,10 @@ func closeWrite(c net.Conn) {
 
 // forward serves an allowed absolute-URI HTTP request.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, d Decision) {
-	up, err := p.Dialer.DialContext(r.Context(), "tcp", net.JoinHostPort(d.Host, strconv.Itoa(d.Port)))
-	if err != nil {
-		p.refused(w, d, err)
+	up, ok := p.dial(w, r, d)
+	if !ok {
 		return
 	}
-	p.report(d)
 	if !p.track(up) {
 		up.Close()
 		return
