@@ -170,13 +170,9 @@ func splitGitPatch(patch string) []FileChange {
 				fc.Status = "deleted"
 			case strings.HasPrefix(l, "Binary files"):
 				fc.Status = "binary"
-			case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-			case strings.HasPrefix(l, "+"):
-				fc.Added++
-			case strings.HasPrefix(l, "-"):
-				fc.Removed++
 			}
 		}
+		fc.Added, fc.Removed = diffStat(lines[1:])
 		out = append(out, fc)
 	}
 	return out
@@ -473,14 +469,21 @@ func newFileChange(ws *tools.Workspace, key, before string, known bool, budget *
 	}
 	fc.Patch = udiff.Unified(old, neu, before, after)
 	*budget -= len(fc.Patch)
-	for _, l := range strings.Split(fc.Patch, "\n") {
+	fc.Added, fc.Removed = diffStat(strings.Split(fc.Patch, "\n"))
+	return fc
+}
+
+// diffStat counts a unified diff's added and removed lines, not its
+// ---/+++ file headers.
+func diffStat(lines []string) (added, removed int) {
+	for _, l := range lines {
 		switch {
 		case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
 		case strings.HasPrefix(l, "+"):
-			fc.Added++
+			added++
 		case strings.HasPrefix(l, "-"):
-			fc.Removed++
+			removed++
 		}
 	}
-	return fc
+	return added, removed
 }
