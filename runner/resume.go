@@ -98,12 +98,8 @@ func PauseRequested(ws store.Workspace, id string) bool { return ws.PauseMarked(
 // deployment, provider, bus and broker; its task fields are ignored.
 func Resume(opts Options, id string) (*Run, error) {
 	opts.Task = "resume" // the real task comes from meta
-	if err := opts.defaults(); err != nil {
-		return nil, err
-	}
-	ws := store.Workspace{Dir: opts.Workspace, Seal: opts.Sealer, Redact: opts.Redactor}
-	// A skipped exclude is not fatal; the session's Notes report it.
-	if err := ws.EnsureGitExclude(); err != nil && !store.SkippedGitExclude(err) {
+	ws, err := opts.open()
+	if err != nil {
 		return nil, err
 	}
 	meta, cp, err := loadCheckpoint(ws, id, opts.Guild)

@@ -190,6 +190,20 @@ type Run struct {
 // ID is the run id.
 func (r *Run) ID() string { return r.id }
 
+// open fills in the defaults and opens the run's workspace records, for a
+// new run and a resumed one alike.
+func (o *Options) open() (store.Workspace, error) {
+	if err := o.defaults(); err != nil {
+		return store.Workspace{}, err
+	}
+	ws := store.Workspace{Dir: o.Workspace, Seal: o.Sealer, Redact: o.Redactor}
+	// A skipped exclude is not fatal; the session's Notes report it.
+	if err := ws.EnsureGitExclude(); err != nil && !store.SkippedGitExclude(err) {
+		return store.Workspace{}, err
+	}
+	return ws, nil
+}
+
 func (o *Options) defaults() error {
 	if o.Guild == nil || o.Deployment == nil || o.Provider == nil {
 		return errors.New("run options need a guild, a deployment and a provider")
@@ -240,12 +254,8 @@ func (o *Options) defaults() error {
 // Create prepares a new run: its folder, meta.json and log. The caller holds
 // the workspace lock. Execute runs it.
 func Create(opts Options) (*Run, error) {
-	if err := opts.defaults(); err != nil {
-		return nil, err
-	}
-	ws := store.Workspace{Dir: opts.Workspace, Seal: opts.Sealer, Redact: opts.Redactor}
-	// A skipped exclude is not fatal; the session's Notes report it.
-	if err := ws.EnsureGitExclude(); err != nil && !store.SkippedGitExclude(err) {
+	ws, err := opts.open()
+	if err != nil {
 		return nil, err
 	}
 	var prior *store.Meta
