@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,10 +65,10 @@ func (va Validator) Validate(ctx context.Context, ws string, v Validation) (Chec
 			c.Reasons = append(c.Reasons, fmt.Sprintf("expected file %s: %v", f, err))
 		}
 	}
-	for _, f := range sortedKeys(v.ExpectedFileContains) {
+	for _, f := range slices.Sorted(maps.Keys(v.ExpectedFileContains)) {
 		c.Reasons = append(c.Reasons, checkContents(root, f, v.ExpectedFileContains[f], true)...)
 	}
-	for _, f := range sortedKeys(v.ExpectedFileLacks) {
+	for _, f := range slices.Sorted(maps.Keys(v.ExpectedFileLacks)) {
 		c.Reasons = append(c.Reasons, checkContents(root, f, v.ExpectedFileLacks[f], false)...)
 	}
 	if strings.TrimSpace(v.Command) != "" {

@@ -3,6 +3,7 @@ package foundry
 import (
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -335,20 +336,12 @@ func splitLines(s string) []string {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
+// unionKeys is the names in a, b or both, sorted.
 func unionKeys[V any](a, b map[string]V) []string {
-	seen := map[string]bool{}
-	for k := range a {
-		seen[k] = true
-	}
-	for k := range b {
-		seen[k] = true
-	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	both := make(map[string]V, len(a)+len(b))
+	maps.Copy(both, a)
+	maps.Copy(both, b)
+	return slices.Sorted(maps.Keys(both))
 }
 
 func setDiff(a, b []string) []string {
