@@ -3,6 +3,8 @@ package runner
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,12 +86,7 @@ func (d *Deployment) MCPSecrets() []string {
 
 // MCPServerNames lists the declared servers, sorted.
 func (d *Deployment) MCPServerNames() []string {
-	out := make([]string, 0, len(d.MCPServers))
-	for n := range d.MCPServers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(d.MCPServers))
 }
 
 // MarkWorkspaceServers flags the servers a workspace's file declared

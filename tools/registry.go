@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -39,12 +40,7 @@ type Registry map[string]Tool
 
 // Names lists the registered tools, sorted.
 func (r Registry) Names() []string {
-	names := make([]string, 0, len(r))
-	for n := range r {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(r))
 }
 
 // Builtins returns every tool this package implements.

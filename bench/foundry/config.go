@@ -12,10 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/guildhall/guildhall/runner"
@@ -142,12 +143,7 @@ func WriteFiles(dir string, files map[string]string) error {
 		return err
 	}
 	defer root.Close()
-	names := make([]string, 0, len(files))
-	for p := range files {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	for _, p := range names {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		if !EditablePath(p) {
 			return fmt.Errorf("%q is not a guild file (guild.json, prompts/*.md or tools/*.json)", p)
 		}

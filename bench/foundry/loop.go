@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -421,12 +422,7 @@ func observation(n, cycles int, best *Config, score float64, last *bench.Report,
 		}
 	}
 	b.WriteString("\n## The guild's files\n")
-	names := make([]string, 0, len(best.Files))
-	for p := range best.Files {
-		names = append(names, p)
-	}
-	sort.Strings(names)
-	for _, p := range names {
+	for _, p := range slices.Sorted(maps.Keys(best.Files)) {
 		fmt.Fprintf(&b, "\n### %s\n\n````\n%s\n````\n", p, best.Files[p])
 	}
 	return b.String()
