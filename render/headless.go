@@ -12,6 +12,7 @@ import (
 // string that did not come from this program is sanitized. ok is false for
 // events that print nothing.
 func HeadlessLine(e event.Event) (line string, ok bool) {
+	// One case per type, alike in shape: each decodes its own payload type.
 	switch e.Type {
 	case event.RunStarted:
 		var p event.RunStartedPayload
