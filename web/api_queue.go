@@ -198,20 +198,21 @@ func (s *Server) handleQueueEdit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleQueueCancel(w http.ResponseWriter, r *http.Request) {
-	id := s.queueItemID(w, r)
-	if id == "" {
-		return
-	}
-	it, err := s.queue.Cancel(context.WithoutCancel(r.Context()), id)
-	writeItem(w, http.StatusOK, it, err)
+	s.queueItemOp(w, r, Queue.Cancel)
 }
 
 func (s *Server) handleQueueRequeue(w http.ResponseWriter, r *http.Request) {
+	s.queueItemOp(w, r, Queue.Requeue)
+}
+
+// queueItemOp applies op to the route's item and answers with the item.
+// op is a method expression, so a console without a queue never calls it.
+func (s *Server) queueItemOp(w http.ResponseWriter, r *http.Request, op func(Queue, context.Context, string) (store.QueueItem, error)) {
 	id := s.queueItemID(w, r)
 	if id == "" {
 		return
 	}
-	it, err := s.queue.Requeue(context.WithoutCancel(r.Context()), id)
+	it, err := op(s.queue, context.WithoutCancel(r.Context()), id)
 	writeItem(w, http.StatusOK, it, err)
 }
 

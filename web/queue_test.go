@@ -51,6 +51,8 @@ func TestQueueRoutesWithoutAQueue(t *testing.T) {
 	ts.wantError("GET", "/api/queue", nil, 404, "queue_unavailable")
 	ts.wantError("POST", "/api/queue", map[string]string{"task": "x"}, 404, "queue_unavailable")
 	ts.wantError("DELETE", "/api/queue/q-1-1", nil, 404, "queue_unavailable")
+	ts.wantError("POST", "/api/queue/q-1-1/requeue", nil, 404, "queue_unavailable")
+	ts.wantError("POST", "/api/queue/q-1-1/answer", map[string]string{"answer": "yes"}, 404, "queue_unavailable")
 }
 
 func TestQueueAddListGet(t *testing.T) {
