@@ -249,7 +249,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	if common.web != "" {
 		opts.Notice = "browser console: " + url
-		fmt.Fprintln(notes, opts.Notice)
+		printConsoleURL(notes, url)
 	}
 	opts.Notes = notes.notes()
 	opts.Context = ctx // runs outlive the screen

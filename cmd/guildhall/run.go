@@ -275,7 +275,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	}
 	defer stopWeb()
 	if url != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "browser console:", url)
+		printConsoleURL(cmd.ErrOrStderr(), url)
 	}
 	if err := start(runCtx); err != nil {
 		return finish(err)
