@@ -66,6 +66,29 @@ func forwardPort(t *testing.T, target string) string {
 // sshCommand matches the forward the binary prints under $SSH_CONNECTION.
 var sshCommand = regexp.MustCompile(`^  over SSH, run on your machine: ssh -L (\d+):127\.0\.0\.1:(\d+) (\S+)  \(then open the URL above; docs/ssh\.md\)$`)
 
+// docForwards are the ssh -L forwards docs/ssh.md tells the operator to
+// run, as [local, target host, remote] and whether -N is given; the test
+// fails when the page holds none of the shape the console's forwarder
+// test reproduces.
+func docForwards(t *testing.T) (forwards [][3]string, printed string, withN bool) {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/ssh.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`ssh (-N )?-L (\d+):([0-9.]+):(\d+) \S+`)
+	for _, m := range re.FindAllStringSubmatch(string(raw), -1) {
+		forwards = append(forwards, [3]string{m[2], m[3], m[4]})
+		withN = withN || m[1] != ""
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if sshCommand.MatchString(line) {
+			printed = line
+		}
+	}
+	return forwards, printed, withN
+}
+
 // TestBrowserThroughAPortForward: `guildhall demo --web` over SSH prints
 // the URL and the ssh -L command to run locally. The test does what
 // docs/ssh.md says, with another local port (the forward's own), opens
@@ -121,6 +144,21 @@ func TestBrowserThroughAPortForward(t *testing.T) {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.SplitN(url, "/?", 2)[0], "http://"))
 	if m == nil || m[1] != port || m[2] != port || m[3] != "alice@198.51.100.7" {
 		t.Fatalf("the line under the URL %q is not `ssh -L %s:127.0.0.1:%s alice@198.51.100.7`", hint, port, port)
+	}
+
+	// docs/ssh.md shows the printed line as it is, and a forward to
+	// another local port in a second terminal (-N), to 127.0.0.1 on the
+	// remote side: what this test does next.
+	forwards, printedInDoc, withN := docForwards(t)
+	other := false
+	for _, f := range forwards {
+		if f[1] != "127.0.0.1" {
+			t.Errorf("docs/ssh.md forwards to %s, not the console's loopback", f[1])
+		}
+		other = other || f[0] != f[2]
+	}
+	if !other || !withN || printedInDoc == "" {
+		t.Errorf("docs/ssh.md lacks a forward to another local port (%v), ssh -N (%v) or the printed line (%q)", other, withN, printedInDoc)
 	}
 
 	// ssh -N -L LOCAL:127.0.0.1:PORT, LOCAL another free port.
