@@ -41,7 +41,7 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 			}
 		}
 	}
-	if err := common.checkContinue(); err != nil {
+	if err := common.checkTaskFlags(); err != nil {
 		return err
 	}
 	if err := needTerminal(cmd, args); err != nil {
