@@ -39,6 +39,10 @@ type Options struct {
 	Clipboard     string
 	ClipboardFile string
 	NoOSC52       bool
+	// TmuxClipboard, under tmux, reads tmux's set-clipboard option: a copy
+	// asks it first, since tmux drops OSC 52 unless it is "on". Run fills
+	// it when $TMUX is set.
+	TmuxClipboard func(context.Context) (string, error)
 	// Mouse starts with mouse capture on (clicks select, the wheel
 	// scrolls); off, the terminal selects text. M toggles it.
 	Mouse bool

@@ -311,8 +311,7 @@ func (m *Model) notesBox(w int) []string {
 	var body []string
 	notes := m.allNotes()
 	for _, n := range notes {
-		wrapped := strings.Split(wrapPlain(render.SanitizeLine(n), inner-2), "\n")
-		for i, l := range wrapped {
+		for i, l := range noteLines(n, inner-2) {
 			if i == 0 {
 				body = append(body, "• "+l)
 			} else {
@@ -320,6 +319,74 @@ func (m *Model) notesBox(w int) []string {
 			}
 		}
 	}
-	lines := append(pager(body, m.notes.scroll, max(3, m.overlayBodyH()-2)), "", keyHint("esc", "close", "N", "shows them again"))
+	keys := []string{"esc", "close", "N", "shows them again"}
+	if len(noteURLs(notes)) > 0 {
+		keys = append(keys, "y", "copy the URL")
+	}
+	lines := append(pager(body, m.notes.scroll, max(3, m.overlayBodyH()-2)), "", keyHint(keys...))
 	return boxed(notesTitle(len(m.opts.Notes), len(notes)), lines, w)
+}
+
+// noteLines wraps one note to width. A URL (the browser console's, with
+// its token) is never wrapped, since a terminal selection across the box's
+// border would copy the border with it: it gets a line of its own, cut
+// with "…" when it is wider than the box (y copies it whole).
+func noteLines(note string, width int) []string {
+	var out, words []string
+	flush := func() {
+		if len(words) > 0 {
+			out = append(out, strings.Split(wrapPlain(strings.Join(words, " "), width), "\n")...)
+			words = nil
+		}
+	}
+	for _, w := range strings.Fields(render.SanitizeLine(note)) {
+		if !isURL(w) {
+			words = append(words, w)
+			continue
+		}
+		flush()
+		out = append(out, clip(w, width))
+	}
+	flush()
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+// noteURLs are the URLs the notes quote, in order, each once.
+func noteURLs(notes []string) []string {
+	var urls []string
+	seen := map[string]bool{}
+	for _, n := range notes {
+		for _, w := range strings.Fields(render.SanitizeLine(n)) {
+			if isURL(w) && !seen[w] {
+				seen[w] = true
+				urls = append(urls, w)
+			}
+		}
+	}
+	return urls
+}
+
+func isURL(w string) bool {
+	return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://")
+}
+
+// keyNotes handles keys while the notes dialog is open: y copies the
+// URLs the notes quote, else it pages.
+func (m *Model) keyNotes(key string) tea.Cmd {
+	if key == "y" {
+		urls := noteURLs(m.allNotes())
+		if len(urls) == 0 {
+			m.flashNote("No URL in the notes to copy.")
+			return nil
+		}
+		what := "the URL"
+		if len(urls) > 1 {
+			what = "the notes' URLs"
+		}
+		return m.copyText(what, strings.Join(urls, "\n"))
+	}
+	return m.keyPager(key, &m.notes.scroll, func() { m.notes = nil }, "N")
 }

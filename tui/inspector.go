@@ -78,7 +78,7 @@ func (m *Model) inspectorBox(w int) []string {
 		lines = append(lines, m.opBody(op, m.inspector.json, inner)...)
 	}
 	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
-	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy"}
+	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy", "Y", "copy raw"}
 	if opIdx >= 0 && opIdx < len(mod.Operations) {
 		if _, _, ok := mod.OperationPayload(mod.Operations[opIdx].ID); ok {
 			mode := "JSON"

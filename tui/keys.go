@@ -20,7 +20,8 @@ func keyHelp() [][2]string {
 		{"5 / e", "Log: every event of the run, searchable"},
 		{"?", "this help"},
 		{"esc", "close the overlay on top"},
-		{"y", "copy what has the focus (OSC 52; see Copying)"},
+		{"y", "copy what has the focus, as shown (OSC 52; see Copying)"},
+		{"Y", "Watch, inspector: copy it raw (as recorded, controls removed)"},
 		{"M", "mouse capture on / off (off: the terminal selects text)"},
 		{"q / ctrl+c", "quit (asks first while a run is live)"},
 		{"E", "model endpoint: why it did not answer, or its settings"},
@@ -189,7 +190,7 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	case m.endpoint != nil:
 		return m.keyEndpoint(k)
 	case m.notes != nil:
-		return m.keyPager(key, &m.notes.scroll, func() { m.notes = nil }, "N")
+		return m.keyNotes(key)
 	case m.queue.answer != nil:
 		return m.keyQueueAnswer(k)
 	case m.queue.edit != nil:
