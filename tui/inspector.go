@@ -78,7 +78,7 @@ func (m *Model) inspectorBox(w int) []string {
 		lines = append(lines, m.opBody(op, m.inspector.json, inner)...)
 	}
 	body := pager(lines, m.inspector.scroll, m.overlayBodyH()-1)
-	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy", "Y", "copy raw"}
+	keys := []string{"esc", "close", "↑↓", "move", "pgup pgdn", "scroll", "t", "transcript", "y", "copy"}
 	if opIdx >= 0 && opIdx < len(mod.Operations) {
 		if _, _, ok := mod.OperationPayload(mod.Operations[opIdx].ID); ok {
 			mode := "JSON"
@@ -88,6 +88,7 @@ func (m *Model) inspectorBox(w int) []string {
 			keys = append(keys, "J", mode)
 		}
 	}
+	keys = append(keys, "Y", "copy raw")
 	body = append(body, hints(inner, keys...))
 	return boxed(title, body, w)
 }
