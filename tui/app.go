@@ -175,8 +175,13 @@ type Model struct {
 	revert     *revertState  // the open revert dialog (revert.go)
 	// flash is a notice from a key pressed in an overlay, shown inside it
 	// (the banner line is behind it); the next key clears it.
-	flash      string
-	mouse      bool
+	flash string
+	// noticeSeen and noticeTicks age the notice: it clears after a few
+	// health ticks (expireNotice), so "Answer sent." does not sit on the
+	// banner through later runs.
+	noticeSeen  string
+	noticeTicks int
+	mouse       bool
 	help       bool
 	helpScroll int
 

@@ -149,6 +149,15 @@ func controlNotice(what string) string {
 	return what + " done."
 }
 
+// controlNoticeWhileAsked is an interrupt's notice while a question is
+// open: the run's next safe point comes after the answer.
+func controlNoticeWhileAsked(what string) string {
+	if what == "plan_modification" {
+		return "Plan change sent: it applies after your answer."
+	}
+	return "Inquiry sent: the run takes it after your answer."
+}
+
 // handleKey routes a key to the overlay on top, else to the screen.
 // Typed characters that arrive together (a fast typist, tmux send-keys)
 // come as one message: each is handled in turn, so a "/" that opens a

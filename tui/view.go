@@ -133,6 +133,9 @@ func (m *Model) banner() string {
 		return m.replayBanner()
 	}
 	switch {
+	case len(m.questions) > 0 && m.qHidden && m.notice != "":
+		// Short, so the latest notice (an inquiry sent) still shows.
+		return styleBanner.Render("❓ A question waits (a)") + styleFaint.Render(" · "+m.notice)
 	case len(m.questions) > 0 && m.qHidden:
 		return styleBanner.Render("❓ A question is waiting for you: press a to answer.")
 	case m.view != nil && m.view.paused != nil && m.view == m.live:
@@ -513,6 +516,10 @@ func (m *Model) interruptBox(w int) []string {
 		}
 		hist = append(hist, styleTitle.Render(what)+": "+render.SanitizeLine(q.message))
 		switch {
+		case q.sent && len(m.questions) > 0:
+			hist = append(hist, styleFaint.Render("  sent: the run takes it once the open question is answered"))
+		case q.sent:
+			hist = append(hist, styleFaint.Render("  sent: the run takes it at its next safe point"))
 		case q.dropped != "":
 			hist = append(hist, styleFaint.Render("  not delivered: no inquiry handler is configured"))
 		case q.answered:
