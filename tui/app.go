@@ -182,8 +182,8 @@ type Model struct {
 	noticeSeen  string
 	noticeTicks int
 	mouse       bool
-	help       bool
-	helpScroll int
+	help        bool
+	helpScroll  int
 
 	history historyState
 	compose composeState
