@@ -134,6 +134,8 @@ func (m *Model) applyEndpointMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.endpoint.checking = false
+		// New settings change the footer's model @ host, answered or not.
+		info := modelInfoCmd(m.sess)
 		if msg.err != nil {
 			if m.endpoint.form == nil {
 				m.endpoint.form = newSettingsForm(msg.settings)
@@ -142,11 +144,12 @@ func (m *Model) applyEndpointMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.problem == "" {
-			return m.endpointResolved("Now using " + settingsLine(msg.settings) + " for this session.")
+			return tea.Batch(info, m.endpointResolved("Now using "+settingsLine(msg.settings)+" for this session."))
 		}
 		m.endpoint.form = nil
 		m.endpoint.problem, m.endpointProblem = msg.problem, msg.problem
 		m.endpoint.scroll = 0
+		return info
 	}
 	return nil
 }
@@ -232,11 +235,11 @@ func (m *Model) endpointBox(w int) []string {
 		return m.settingsBox(w)
 	}
 	var body []string
-	for _, l := range strings.Split(render.Sanitize(e.problem), "\n") {
-		body = append(body, strings.Split(wrapPlain(l, inner), "\n")...)
-	}
+	// Wrapped with each line's indent kept, so a cause's continuation
+	// reads as part of it; never cut.
+	body = append(body, strings.Split(wrapIndented(render.Sanitize(e.problem), inner), "\n")...)
 	if m.heldTask != nil {
-		body = append(body, "", styleFaint.Render(clip("Your task waits and starts once the endpoint answers.", inner)))
+		body = append(body, "", styleFaint.Render("Your task waits and starts once the endpoint answers."))
 	}
 	foot := keyHint("r", "retry", "e", "edit settings", "esc", "close (E reopens)")
 	if e.checking {
@@ -282,6 +285,20 @@ func (m *Model) sizeSettings() {
 	for i := range m.endpoint.form.fields {
 		m.endpoint.form.fields[i].SetSize(m.overlayWidth()-4, 1)
 	}
+}
+
+// idleMeters are the footer's figures before any run: the model and the
+// endpoint's host the next run will use (after e changes them, the new
+// ones).
+func (m *Model) idleMeters() []segment {
+	var segs []segment
+	if m.model.Name != "" {
+		segs = append(segs, segment{render.SanitizeLine(m.model.Name), 6})
+	}
+	if m.model.Host != "" {
+		segs = append(segs, segment{" @ " + render.SanitizeLine(m.model.Host), 5})
+	}
+	return segs
 }
 
 // notesBanner points to the start-up notes: with the setup line beside it

@@ -82,7 +82,21 @@ func wrapPlain(s string, width int) string {
 		width = 8
 	}
 	s = strings.ReplaceAll(s, "\t", "    ")
-	return ansi.Wrap(s, width, "")
+	return trimLineEnds(ansi.Wrap(s, width, ""))
+}
+
+// trimLineEnds drops the spaces ansi.Wrap leaves at the end of a wrapped
+// line: a line of exactly the width plus its space would otherwise be cut
+// with "…" by fit, mid-sentence.
+func trimLineEnds(s string) string {
+	if !strings.Contains(s, " \n") && !strings.HasSuffix(s, " ") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // wrapIndented wraps sanitized plain text to width like wrapPlain, each
@@ -103,7 +117,7 @@ func wrapIndented(s string, width int) string {
 			ind = 0
 			body = line
 		}
-		for j, part := range strings.Split(ansi.Wrap(body, width-ind, ""), "\n") {
+		for j, part := range strings.Split(trimLineEnds(ansi.Wrap(body, width-ind, "")), "\n") {
 			if j > 0 {
 				b.WriteByte('\n')
 			}

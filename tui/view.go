@@ -211,6 +211,14 @@ func (m *Model) watchView(w int) []string {
 	out := []string{m.identityLine(v, w)}
 	var fl flowLayout
 	switch {
+	case (v == nil || v.id == "") && m.heldTask != nil:
+		// A task was given: it waits, it is not missing.
+		lines := []string{""}
+		for _, l := range strings.Split(wrapPlain("Your task waits for the model endpoint and starts once it answers. E shows why it did not, and e there changes its settings.", w-4), "\n") {
+			lines = append(lines, "  "+l)
+		}
+		lines = append(lines, "", "  "+keyHint("E", "endpoint", "H", "history of this workspace", "?", "every key"))
+		out = append(out, padLines(lines, w, body)...)
 	case v == nil || v.id == "":
 		out = append(out, padLines([]string{
 			"",
@@ -296,7 +304,11 @@ func (m *Model) footer(v *runView, w int) string {
 		add("b", "live run", 5)
 	}
 	add("?", "keys", 10)
-	return fit(spread(m.footerMeters(v), hints, w), w)
+	meters := m.footerMeters(v)
+	if v == nil || v.id == "" {
+		meters = m.idleMeters()
+	}
+	return fit(spread(meters, hints, w), w)
 }
 
 func (m *Model) otherViewName() string {
