@@ -42,6 +42,12 @@ func headless(t event.Type) bool {
 
 // addLog takes in one persisted event.
 func (v *runView) addLog(e event.Event) {
+	if e.Type == event.RunResumed {
+		// The restart boundary, between the commands before a crash and
+		// after it, as guildhall show's thread marks it.
+		v.log = append(v.log, logLine{at: e.Timestamp, text: "── Run resumed from its checkpoint ──"})
+		return
+	}
 	if !headless(e.Type) {
 		return
 	}
