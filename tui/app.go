@@ -69,6 +69,9 @@ type Options struct {
 	// Endpoint, when set, lets the console retry the model endpoint and
 	// change its settings for the session (endpoint.go).
 	Endpoint Endpoint
+	// Ephemeral says the workspace is removed when the console ends (the
+	// demo's temporary copy): nothing it runs can be resumed.
+	Ephemeral bool
 	// Attached says the session is remote (guildhall attach): another
 	// process runs the run, and quitting only detaches this terminal.
 	Attached bool

@@ -272,7 +272,11 @@ func (m *Model) toggleMouse() tea.Cmd {
 func (m *Model) askQuit() tea.Cmd {
 	// An attached console only lets go of the run: nothing to confirm.
 	if m.runLive() && !m.opts.Attached {
-		m.confirm = &confirmState{action: "quit", prompt: "A run is live. Quit? It stops at its next safe point and can be resumed later."}
+		prompt := "A run is live. Quit? It stops at its next safe point and can be resumed later."
+		if m.opts.Ephemeral {
+			prompt = "A run is live. Quit? The run stops and its temporary workspace is removed, so it cannot be resumed."
+		}
+		m.confirm = &confirmState{action: "quit", prompt: prompt}
 		return nil
 	}
 	return m.quit()

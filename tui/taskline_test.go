@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/guildhall/guildhall/runner/event"
@@ -76,5 +77,19 @@ func TestLogShowsTheResumeMarker(t *testing.T) {
 	after := strings.Index(got, "README.md")
 	if marker < 0 || before < 0 || after < 0 || !(before < marker && marker < after) {
 		t.Fatalf("want list_directory, then the resume marker, then the README read:\n%s", got)
+	}
+}
+
+// TestDemoQuitPromisesNoResume: on the demo's temporary workspace, which
+// is removed when it ends, the quit prompt does not promise a resume.
+func TestDemoQuitPromisesNoResume(t *testing.T) {
+	demo := loadEvents(t, "demo.jsonl")
+	m := New(newFakeSession(t, until(demo, event.RunStatus)), Options{Labels: seedLabels(t), NoAnimation: true, MarkdownStyle: "notty", Ephemeral: true})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(m, keys("esc", "q")...)
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(ansi.Strip(m.View()), "│", " ")), " ")
+	mustContain(t, flat, "its temporary workspace is removed, so it cannot be resumed.")
+	if strings.Contains(flat, "can be resumed later") {
+		t.Errorf("the demo's quit prompt promises a resume:\n%s", flat)
 	}
 }

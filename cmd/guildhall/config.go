@@ -145,7 +145,10 @@ func (c *commonFlags) registerSharedFlags(cmd *cobra.Command) {
 // setup is everything a run needs, resolved from flags, files and the
 // environment.
 type setup struct {
-	workspace  string
+	workspace string
+	// ephemeral says the workspace is removed when the command ends (the
+	// demo's temporary copy): the console promises no resume.
+	ephemeral  bool
 	guild      *runner.Guild
 	deployment *runner.Deployment
 	provider   provider.Provider

@@ -200,6 +200,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		},
 		EndpointProblem: problem,
 		Alerts:          consoleAlerts(s.deployment),
+		Ephemeral:       s.ephemeral,
 	}
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint
