@@ -50,7 +50,7 @@ func toneColor(t tone) lipgloss.AdaptiveColor {
 	case toneOK:
 		return lipgloss.AdaptiveColor{Dark: "83", Light: "22"} // #5fff5f / #005f00
 	case toneErr:
-		return lipgloss.AdaptiveColor{Dark: "203", Light: "124"} // #ff5f5f / #af0000
+		return lipgloss.AdaptiveColor{Dark: "210", Light: "124"} // #ff8787 / #af0000
 	}
 	return lipgloss.AdaptiveColor{}
 }
