@@ -12,13 +12,15 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"github.com/guildhall/guildhall/runner"
 )
 
-// The theme settings (deployment.json's "theme").
+// The theme settings (deployment.json's "theme", runner.Deployment.Theme).
 const (
-	ThemeAuto  = "auto"
-	ThemeDark  = "dark"
-	ThemeLight = "light"
+	ThemeAuto  = runner.ThemeAuto
+	ThemeDark  = runner.ThemeDark
+	ThemeLight = runner.ThemeLight
 )
 
 // tone names one of the console's coloured styles. Styles that only set

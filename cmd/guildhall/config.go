@@ -52,6 +52,9 @@ type commonFlags struct {
 	// ownsProcess is true when the command is the whole process (main),
 	// not a test calling it in-process.
 	ownsProcess bool
+	// detectedTheme is what the terminal's background said, once asked
+	// (consoleTheme).
+	detectedTheme string
 }
 
 // registerShared registers the named shared flags on fs. Each command

@@ -47,7 +47,7 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 	if err := needTerminal(cmd, args); err != nil {
 		return err
 	}
-	s, err := common.loadWith(ctx, consoleAsk(cmd))
+	s, err := common.loadWith(ctx, consoleAsk(cmd, common))
 	if errors.Is(err, errQuitAtTrust) {
 		return nil
 	}
@@ -88,9 +88,9 @@ func needTerminal(cmd *cobra.Command, args []string) error {
 
 // consoleAsk puts an undecided workspace to the operator in a full-screen
 // prompt before the console opens.
-func consoleAsk(cmd *cobra.Command) askTrust {
+func consoleAsk(cmd *cobra.Command, common *commonFlags) askTrust {
 	return func(ctx context.Context, p trustPrompt) (trust.Decision, error) {
-		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files}
+		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files, Theme: common.consoleTheme(p.Theme, cmd.OutOrStdout())}
 		for _, c := range p.Changes {
 			tp.Changes = append(tp.Changes, tui.TrustChange{Text: c.Text, Warn: c.Warn})
 		}
@@ -201,6 +201,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		EndpointProblem: problem,
 		Alerts:          consoleAlerts(s.deployment),
 		Ephemeral:       s.ephemeral,
+		Theme:           common.consoleTheme(s.deployment.Theme, cmd.OutOrStdout()),
 	}
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint
