@@ -9,6 +9,7 @@ package tui
 
 import (
 	"io"
+	"os"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -108,23 +109,33 @@ func (t theme) markdownStyle() string {
 }
 
 // DetectTheme resolves a theme setting for the terminal out writes to:
-// "dark" and "light" are themselves, and "auto" (or "") asks the terminal
-// for its background colour, through termenv, and says "light" when it is
-// light. Call it once, before the console takes the terminal.
+// "dark" and "light" are themselves, and "auto" (or "") is "light" when
+// the terminal's background is light. Call it before the console takes
+// the terminal.
 //
-// termenv sends the OSC 11 query followed by a cursor position request,
-// which every terminal answers, so a terminal that ignores OSC 11 costs
-// one round trip; one that answers neither is given up on after termenv's
-// timeout (termenv.OSCTimeout, 5 s). It asks nothing when out is not a
-// terminal, when the process is not in the terminal's foreground, or
-// inside tmux or screen (which may be attached to several terminals);
-// then COLORFGBG decides, and without it the theme is dark.
+// The terminal is asked once per process: Bubble Tea v1 asks, through
+// lipgloss's default renderer, when the program starts (its package init,
+// tea_init.go), so for os.Stdout that answer is reused; any other output
+// is asked here. termenv sends the OSC 11 query followed by a cursor
+// position request, which every terminal answers, so a terminal that
+// ignores OSC 11 costs one round trip; one that answers neither is given
+// up on after termenv's timeout (termenv.OSCTimeout, 5 s). Nothing is
+// asked when out is not a terminal, when the process is not in the
+// terminal's foreground, or inside tmux or screen (which may be attached
+// to several terminals); then COLORFGBG decides, and without it the
+// theme is dark.
 func DetectTheme(setting string, out io.Writer) string {
 	switch setting {
 	case ThemeDark, ThemeLight:
 		return setting
 	}
-	if termenv.NewOutput(out).HasDarkBackground() {
+	dark := false
+	if out == os.Stdout {
+		dark = lipgloss.HasDarkBackground()
+	} else {
+		dark = termenv.NewOutput(out).HasDarkBackground()
+	}
+	if dark {
 		return ThemeDark
 	}
 	return ThemeLight
