@@ -339,3 +339,34 @@ func luminance(hex string) float64 {
 	}
 	return 0.2126*rgb[0] + 0.7152*rgb[1] + 0.0722*rgb[2]
 }
+
+// TestThemeOnSixteenColours: on a terminal of 16 colours the dark theme
+// draws the bright colours the console always drew (yellow, green, red:
+// 93, 92, 91), and the light theme the normal ones (33, 32, 31), which
+// terminals' light palettes make dark enough for a light background.
+func TestThemeOnSixteenColours(t *testing.T) {
+	want := map[bool]map[tone]string{
+		false: {toneActive: "93", toneBanner: "93", toneOK: "92", toneErr: "91", toneCurrentMatch: "93"},
+		true:  {toneActive: "33", toneBanner: "33", toneOK: "32", toneErr: "31", toneCurrentMatch: "33"},
+	}
+	for light, tones := range want {
+		th := newTheme(light, termenv.ANSI)
+		for tn, code := range tones {
+			m := sgrPattern.FindStringSubmatch(th.Render(tn, "x"))
+			if m == nil || !strings.HasSuffix(";"+m[1], ";"+code) {
+				t.Errorf("light=%v tone %d at 16 colours draws %q, want colour %s", light, tn, th.Render(tn, "x"), code)
+			}
+		}
+	}
+}
+
+// TestTrustPromptTheme: the trust prompt draws its warnings in its
+// theme's error colour.
+func TestTrustPromptTheme(t *testing.T) {
+	for light, want := range map[bool]string{true: "38;5;124", false: "38;5;210"} {
+		m := newTrustModel(hostilePrompt(), newTheme(light, termenv.ANSI256))
+		if v := m.View(); !strings.Contains(v, want) {
+			t.Errorf("light=%v: the warnings are not drawn in %s:\n%q", light, want, v)
+		}
+	}
+}
