@@ -229,7 +229,7 @@ func TestSandboxWritesTheWorkspace(t *testing.T) {
 	}
 	env.Sandbox = confined(t, ws, sandbox.Config{Mode: "read-only"})
 	d = shellResult(t, env, "echo x > ro.txt; touch ro2; echo h > $HOME/h && cat $HOME/h")
-	if d["stdout"] != "h\n" || !strings.Contains(d["stderr"].(string), "read-only file system") {
+	if d["stdout"] != "h\n" || !strings.Contains(strings.ToLower(d["stderr"].(string)), "read-only file system") {
 		t.Errorf("read-only mode: %v", d)
 	}
 	for _, f := range []string{"ro.txt", "ro2"} {

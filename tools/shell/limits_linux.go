@@ -1,0 +1,213 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startLimited starts cmd with l applied before the shell runs its first
+// instruction. Go cannot set arbitrary rlimits between fork and exec, and
+// prlimit(2) on a running child races with it (a child forked before the
+// call keeps the old limits), so the child is started traced
+// (PTRACE_TRACEME): the kernel stops it right after execve, before any
+// instruction of the shell; the limits are set on it with prlimit(2) and
+// the trace is dropped. That costs two system calls and a context switch,
+// not another exec. The soft and hard limits are set together, so the
+// command cannot raise them back with `ulimit`.
+func startLimited(cmd *exec.Cmd, reaper *Reaper, l Limits) error {
+	// The tracer is the thread that forked the child: keep the start and
+	// the detach on one thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr.Ptrace = true
+	if err := reaper.Start(cmd); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	fail := func(err error) error {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		reaper.Waited(cmd)
+		return err
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, syscall.WALL, nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return fail(fmt.Errorf("wait for the traced shell: %w", err))
+		}
+	}
+	if !ws.Stopped() {
+		return fail(fmt.Errorf("the traced shell did not stop at exec (status %v)", ws))
+	}
+	for _, r := range l.rlimits() {
+		if err := unix.Prlimit(pid, r.resource, &unix.Rlimit{Cur: r.soft, Max: r.hard}, nil); err != nil {
+			return fail(fmt.Errorf("set %s: %w", r.name, err))
+		}
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		return fail(fmt.Errorf("release the traced shell: %w", err))
+	}
+	return nil
+}
+
+type rlimit struct {
+	name       string
+	resource   int
+	soft, hard uint64
+}
+
+// rlimits are the kernel limits l sets. RLIMIT_NPROC backs the watchdog
+// where the kernel enforces it: it counts the threads of every process
+// of the operator's uid in the sandbox's user namespace (since Linux
+// 5.14), but never those of root, which is exempt. Threads count there,
+// so it is set well above the process limit: the watchdog's count is
+// the limit a user meets.
+func (l Limits) rlimits() []rlimit {
+	var out []rlimit
+	if l.CPUSeconds > 0 {
+		// SIGXCPU at the soft limit says why; SIGKILL a second later stops
+		// a program that ignores it.
+		out = append(out, rlimit{"RLIMIT_CPU", unix.RLIMIT_CPU, uint64(l.CPUSeconds), uint64(l.CPUSeconds) + 1})
+	}
+	if l.AddressSpace > 0 {
+		out = append(out, rlimit{"RLIMIT_AS", unix.RLIMIT_AS, uint64(l.AddressSpace), uint64(l.AddressSpace)})
+	}
+	if l.FileSize > 0 {
+		out = append(out, rlimit{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize)})
+	}
+	if l.Processes > 0 {
+		n := uint64(l.Processes)*threadsPerProcess + 64
+		out = append(out, rlimit{"RLIMIT_NPROC", unix.RLIMIT_NPROC, n, n})
+	}
+	return out
+}
+
+// threadsPerProcess is the room RLIMIT_NPROC leaves for threads: a Go or
+// Node program runs about ten.
+const threadsPerProcess = 16
+
+// watchInterval is how often the watchdog counts processes: what a fork
+// bomb adds between two counts is what it can overshoot by.
+const watchInterval = 5 * time.Millisecond
+
+// watchdog counts the processes in this process's PID namespace, other
+// than itself and the namespace's init, while a command runs, and stops
+// the command when they reach the limit. The kernel's own process limit
+// cannot do it: RLIMIT_NPROC counts threads, per user, and exempts root,
+// who is whom Guildhall runs as in many containers. A count of /proc is
+// one getdents per tick however many processes there are.
+type watchdog struct {
+	limit int
+	pgid  int
+	trip  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	hit   bool
+}
+
+func startWatchdog(limit, pgid int) *watchdog {
+	w := &watchdog{limit: limit, pgid: pgid, trip: make(chan struct{}), done: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+func (w *watchdog) loop() {
+	t := time.NewTicker(watchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-t.C:
+		}
+		if countProcesses() < w.limit {
+			continue
+		}
+		w.hit = true
+		w.killAll()
+		close(w.trip)
+		return
+	}
+}
+
+// killAll kills the command's processes. Alone in a PID namespace (the
+// sandbox helper is its init or init's only child) that is every process
+// it may signal; anywhere else, the command's process group. Killing one
+// round leaves processes forked meanwhile, so it repeats until none is
+// left or a deadline passes.
+func (w *watchdog) killAll() {
+	alone := aloneInPIDNamespace()
+	deadline := time.Now().Add(PipeGrace)
+	for {
+		if alone {
+			_ = syscall.Kill(-1, syscall.SIGKILL)
+		} else {
+			_ = syscall.Kill(-w.pgid, syscall.SIGKILL)
+		}
+		if !alone || countProcesses() == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// tripped is closed when the watchdog stopped the command; nil (never
+// ready) without a watchdog.
+func (w *watchdog) tripped() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	return w.trip
+}
+
+// stop ends the watchdog and reports whether it stopped the command.
+func (w *watchdog) stop() bool {
+	if w == nil {
+		return false
+	}
+	w.once.Do(func() { close(w.done) })
+	select {
+	case <-w.trip:
+		return w.hit
+	default:
+		return false
+	}
+}
+
+// aloneInPIDNamespace reports whether this process is the init of its
+// PID namespace or init's child, as the sandbox helper is: in the host's
+// namespace PIDs 1 and 2 are init and the kernel's kthreadd.
+func aloneInPIDNamespace() bool { return os.Getpid() <= 2 }
+
+// countProcesses counts the processes of /proc other than this one and
+// PID 1.
+func countProcesses() int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	self := strconv.Itoa(os.Getpid())
+	n := 0
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' || name == self || name == "1" {
+			continue
+		}
+		n++
+	}
+	return n
+}
