@@ -146,11 +146,14 @@ func helperMain(args []string, diag io.Writer) int {
 func serve(ctx context.Context, req request, reaper *shell.Reaper) response {
 	res, err := shell.Run(ctx, shell.Spec{
 		Dir: req.Dir, Command: req.Command, Env: req.Env,
-		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars,
+		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars, Limits: req.Limits,
 		Reaper: reaper,
 	})
 	if err != nil && !errors.Is(err, shell.ErrCancelled) {
 		return response{Failure: err.Error()}
+	}
+	if note := limitNote(res, req.Limits); note != "" {
+		res.Stderr += "\n" + note + "\n"
 	}
 	return response{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut, StdoutCut: res.StdoutCut}
 }

@@ -61,6 +61,8 @@ type Config struct {
 	Network  string   `json:"network,omitempty"`
 	Allow    []string `json:"allow,omitempty"`
 	Writable []string `json:"writable,omitempty"`
+	// Limits bound each shell command's resources (limits.go).
+	Limits LimitsConfig `json:"limits,omitempty"`
 }
 
 // Policy is a validated sandbox configuration.
@@ -69,6 +71,7 @@ type Policy struct {
 	network  Network
 	allow    egress.Policy
 	writable []string // canonical
+	limits   LimitsConfig
 }
 
 // NewPolicy validates c. Empty fields take the defaults: workspace-write,
@@ -94,6 +97,10 @@ func NewPolicy(c Config) (Policy, error) {
 		return Policy{}, fmt.Errorf("sandbox.%w", err)
 	}
 	p.allow = allow
+	if err := c.Limits.Check(); err != nil {
+		return Policy{}, err
+	}
+	p.limits = c.Limits
 	for i, w := range c.Writable {
 		canon, err := CheckWritable(w)
 		if err != nil {
@@ -139,6 +146,9 @@ func (p Policy) Allow() egress.Policy { return p.allow }
 
 // Writable lists the extra writable paths, canonical.
 func (p Policy) Writable() []string { return append([]string(nil), p.writable...) }
+
+// Limits are the per-command resource limits, defaults filled in.
+func (p Policy) Limits() LimitsConfig { return p.limits.Effective() }
 
 // Confined reports whether commands run in a sandbox.
 func (p Policy) Confined() bool { return p.mode != None }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+
+	"github.com/guildhall/guildhall/tools/shell"
 )
 
 // The helper protocol: authenticated, length-prefixed JSON frames over
@@ -62,6 +64,8 @@ type request struct {
 	Env       []string `json:"env"`
 	TimeoutMs int64    `json:"timeoutMs"`
 	MaxChars  int      `json:"maxChars"`
+	// Limits bound the command's resources (sandbox.limits).
+	Limits shell.Limits `json:"limits"`
 }
 
 // response is what the command did. Failure is set when the interpreter

@@ -197,7 +197,8 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
-	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
+	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
+		Limits: s.opts.Policy.Limits().shellLimits()}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
 	err = s.noteTampered(err)
 	// After a timeout the helper may hold an interpreter it abandoned (a

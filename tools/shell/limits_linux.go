@@ -112,19 +112,20 @@ const watchInterval = 5 * time.Millisecond
 type watchdog struct {
 	limit int
 	pgid  int
-	trip  chan struct{}
-	done  chan struct{}
+	trip  chan struct{} // closed once it stopped the command
+	done  chan struct{} // closed to stop the watchdog
+	ended chan struct{} // closed when the loop has returned
 	once  sync.Once
-	hit   bool
 }
 
 func startWatchdog(limit, pgid int) *watchdog {
-	w := &watchdog{limit: limit, pgid: pgid, trip: make(chan struct{}), done: make(chan struct{})}
+	w := &watchdog{limit: limit, pgid: pgid, trip: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{})}
 	go w.loop()
 	return w
 }
 
 func (w *watchdog) loop() {
+	defer close(w.ended)
 	t := time.NewTicker(watchInterval)
 	defer t.Stop()
 	for {
@@ -136,7 +137,6 @@ func (w *watchdog) loop() {
 		if countProcesses() < w.limit {
 			continue
 		}
-		w.hit = true
 		w.killAll()
 		close(w.trip)
 		return
@@ -173,15 +173,18 @@ func (w *watchdog) tripped() <-chan struct{} {
 	return w.trip
 }
 
-// stop ends the watchdog and reports whether it stopped the command.
+// stop ends the watchdog and reports whether it stopped the command. It
+// waits for the loop, which may be killing the command as the command's
+// end is seen.
 func (w *watchdog) stop() bool {
 	if w == nil {
 		return false
 	}
 	w.once.Do(func() { close(w.done) })
+	<-w.ended
 	select {
 	case <-w.trip:
-		return w.hit
+		return true
 	default:
 		return false
 	}
