@@ -17,8 +17,8 @@ func TestLimitsStopRunawayCommands(t *testing.T) {
 		command string
 		note    string
 	}{
-		// f & f & in every child: the dash spelling of :(){ :|:& };:
-		{"fork bomb", LimitsConfig{Processes: 64}, "f() { f & f & }; f; wait",
+		// Every child forks two and waits: :(){ :|:& };: in dash.
+		{"fork bomb", LimitsConfig{Processes: 64}, "f() { f & f & wait; }; f",
 			"stopped: the command exceeded the sandbox's process limit (64); raise sandbox.limits.processes"},
 		{"fork loop", LimitsConfig{Processes: 64}, "while :; do sleep 30 & done",
 			"stopped: the command exceeded the sandbox's process limit (64); raise sandbox.limits.processes"},
