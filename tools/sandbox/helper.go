@@ -142,7 +142,7 @@ func helperMain(args []string, diag io.Writer) int {
 	return 0
 }
 
-// serve interprets one request.
+// serve runs one request's command.
 func serve(ctx context.Context, req request, reaper *shell.Reaper) response {
 	res, err := shell.Run(ctx, shell.Spec{
 		Dir: req.Dir, Command: req.Command, Env: req.Env,

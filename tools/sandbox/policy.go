@@ -8,9 +8,10 @@
 //
 // Shell commands run in one persistent helper per run: the guildhall
 // binary itself, started under bwrap with a hidden sub-command
-// (HelperCommand), which interprets each command with the same code as the
-// unconfined path (tools/shell), so builtins and redirections are confined
-// too, and which kills every process of a call when the call ends. The git
+// (HelperCommand), which runs each command with /bin/sh -c through the
+// same code as the unconfined path (tools/shell), under the per-command
+// resource limits (limits.go), and which kills every process of a call
+// when the call ends. The git
 // tools run each command in a sandbox of its own.
 //
 // The package knows no tool, provider or screen: tools call it.

@@ -57,7 +57,7 @@ type hello struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// request is one command to interpret.
+// request is one command to run.
 type request struct {
 	Dir       string   `json:"dir"`
 	Command   string   `json:"command"`
@@ -68,8 +68,8 @@ type request struct {
 	Limits shell.Limits `json:"limits"`
 }
 
-// response is what the command did. Failure is set when the interpreter
-// could not be set up (the result fields are then empty).
+// response is what the command did. Failure is set when the shell could
+// not start (the result fields are then empty).
 type response struct {
 	ExitCode  int    `json:"exitCode"`
 	Stdout    string `json:"stdout"`

@@ -170,9 +170,8 @@ func startFailed(msg string) *StartError {
 // checkFailed wraps an error that already says what failed.
 func checkFailed(err error) *StartError { return &StartError{Msg: err.Error()} }
 
-// Run interprets one command line: in the helper when the policy
-// confines, else in this process, with every program it starts in a new
-// session. Either way every process the call started is gone when it
+// Run runs one command line with /bin/sh -c: started by the helper when
+// the policy confines, else by this process, in a new session. Either way every process the call started is gone when it
 // returns. Errors are those of shell.Run, plus *StartError.
 func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	defer s.host.reaper.Sweep()
@@ -201,9 +200,9 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		Limits: s.opts.Policy.Limits().shellLimits()}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
 	err = s.noteTampered(err)
-	// After a timeout the helper may hold an interpreter it abandoned (a
-	// builtin stuck opening a FIFO): start afresh at the next command.
-	if hp.dead() || res.TimedOut {
+	// A command's own timeout leaves the helper as it was (it killed the
+	// command's processes); a helper that died starts afresh.
+	if hp.dead() {
 		s.stopHelper()
 	}
 	return res, err
