@@ -75,9 +75,11 @@ func (l Limits) exceeded(st *os.ProcessState, stderr string) (Limit, bool) {
 }
 
 // outOfMemory recognises what common programs print when an allocation
-// fails (lower-cased): libc's strerror, Go's runtime, C++ and V8.
+// fails (lower-cased): libc's strerror, GNU's xalloc_die, Go's runtime,
+// C++, Python and V8.
 func outOfMemory(stderr string) bool {
-	for _, s := range []string{syscall.ENOMEM.Error(), "out of memory", "std::bad_alloc", "allocation failed"} {
+	for _, s := range []string{syscall.ENOMEM.Error(), "memory exhausted", "out of memory", "std::bad_alloc",
+		"memoryerror", "allocation failed", "fatal process oom", "failed to reserve virtual memory"} {
 		if strings.Contains(stderr, s) {
 			return true
 		}

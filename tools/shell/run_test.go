@@ -175,6 +175,7 @@ func TestRunLimitExceeded(t *testing.T) {
 		{"CPU spin in a child, then more", Limits{CPUSeconds: 1}, "sh -c 'while :; do :; done'; echo after", LimitCPU, true},
 		{"file too large", Limits{FileSize: 1 << 20}, "head -c 2000000 /dev/zero > big; echo $?", LimitFileSize, true},
 		{"file too large, last command", Limits{FileSize: 1 << 20}, "exec head -c 2000000 /dev/zero > big", LimitFileSize, false},
+		{"address space", Limits{AddressSpace: 256 << 20}, "dd if=/dev/zero of=/dev/null bs=1G count=1", LimitAddressSpace, true},
 		{"within the limits", Limits{CPUSeconds: 5, FileSize: 1 << 20}, "head -c 1000 /dev/zero > small", "", false},
 	}
 	for _, c := range cases {
