@@ -14,23 +14,52 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startLimited starts cmd with l applied before the shell runs its first
-// instruction. Go cannot set arbitrary rlimits between fork and exec, and
-// prlimit(2) on a running child races with it (a child forked before the
-// call keeps the old limits), so the child is started traced
-// (PTRACE_TRACEME): the kernel stops it right after execve, before any
-// instruction of the shell; the limits are set on it with prlimit(2) and
-// the trace is dropped. That costs two system calls and a context switch,
-// not another exec. The soft and hard limits are set together, so the
-// command cannot raise them back with `ulimit`.
-func startLimited(cmd *exec.Cmd, reaper *Reaper, l Limits) error {
+// startLimited starts a command of newCmd with l applied before the
+// shell runs its first instruction. Go cannot set arbitrary rlimits
+// between fork and exec, and prlimit(2) on a running child races with it
+// (a child forked before the call keeps the old limits), so the child is
+// started traced (PTRACE_TRACEME): the kernel stops it right after
+// execve, before any instruction of the shell; the limits are set on it
+// with prlimit(2) and the trace is dropped. That costs two system calls
+// and a context switch, not another exec. The soft and hard limits are
+// set together, so the command cannot raise them back with `ulimit`.
+//
+// Where tracing is forbidden (Yama's ptrace_scope 3, a seccomp filter
+// around Guildhall) the start fails with EPERM; the shell is then started
+// plainly and given its limits right after, which leaves the race: what
+// it forks in its first instant keeps the old limits.
+func startLimited(newCmd func() *exec.Cmd, reaper *Reaper, l Limits) (*exec.Cmd, error) {
+	cmd, started, err := startTraced(newCmd(), reaper, l)
+	if started || !errors.Is(err, syscall.EPERM) {
+		return cmd, err
+	}
+	return startThenLimit(newCmd(), reaper, l)
+}
+
+// startThenLimit starts cmd untraced and sets l on it at once.
+func startThenLimit(cmd *exec.Cmd, reaper *Reaper, l Limits) (*exec.Cmd, error) {
+	if err := reaper.Start(cmd); err != nil {
+		return cmd, err
+	}
+	if err := setLimits(cmd.Process.Pid, l); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		reaper.Waited(cmd)
+		return cmd, err
+	}
+	return cmd, nil
+}
+
+// startTraced is startLimited's way; started reports whether the shell
+// started (a later failure killed it).
+func startTraced(cmd *exec.Cmd, reaper *Reaper, l Limits) (_ *exec.Cmd, started bool, _ error) {
 	// The tracer is the thread that forked the child: keep the start and
 	// the detach on one thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cmd.SysProcAttr.Ptrace = true
 	if err := reaper.Start(cmd); err != nil {
-		return err
+		return cmd, false, err
 	}
 	pid := cmd.Process.Pid
 	fail := func(err error) error {
@@ -46,19 +75,34 @@ func startLimited(cmd *exec.Cmd, reaper *Reaper, l Limits) error {
 			break
 		}
 		if !errors.Is(err, syscall.EINTR) {
-			return fail(fmt.Errorf("wait for the traced shell: %w", err))
+			return cmd, true, fail(fmt.Errorf("wait for the traced shell: %w", err))
 		}
 	}
 	if !ws.Stopped() {
-		return fail(fmt.Errorf("the traced shell did not stop at exec (status %v)", ws))
+		return cmd, true, fail(fmt.Errorf("the traced shell did not stop at exec (status %v)", ws))
 	}
-	for _, r := range l.rlimits() {
-		if err := unix.Prlimit(pid, r.resource, &unix.Rlimit{Cur: r.soft, Max: r.hard}, nil); err != nil {
-			return fail(fmt.Errorf("set %s: %w", r.name, err))
-		}
+	if err := setLimits(pid, l); err != nil {
+		return cmd, true, fail(err)
 	}
 	if err := syscall.PtraceDetach(pid); err != nil {
-		return fail(fmt.Errorf("release the traced shell: %w", err))
+		return cmd, true, fail(fmt.Errorf("release the traced shell: %w", err))
+	}
+	return cmd, true, nil
+}
+
+// setLimits sets l on pid. A limit above this process's own hard limit
+// is lowered to it: only CAP_SYS_RESOURCE may raise a hard limit, and
+// the kernel already holds the command to the lower one.
+func setLimits(pid int, l Limits) error {
+	for _, r := range l.rlimits() {
+		var own unix.Rlimit
+		if err := unix.Getrlimit(r.resource, &own); err == nil && own.Max < r.hard {
+			r.hard = own.Max
+			r.soft = min(r.soft, own.Max)
+		}
+		if err := unix.Prlimit(pid, r.resource, &unix.Rlimit{Cur: r.soft, Max: r.hard}, nil); err != nil {
+			return fmt.Errorf("set %s: %w", r.name, err)
+		}
 	}
 	return nil
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // Resource limits are applied only by the Linux sandbox.
-func startLimited(*exec.Cmd, *Reaper, Limits) error {
-	return errors.New("per-command resource limits need Linux")
+func startLimited(newCmd func() *exec.Cmd, _ *Reaper, _ Limits) (*exec.Cmd, error) {
+	return newCmd(), errors.New("per-command resource limits need Linux")
 }
 
 type watchdog struct{}

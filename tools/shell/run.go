@@ -89,20 +89,26 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		outW.Close()
 		return Result{}, fmt.Errorf("shell: pipe: %w", err)
 	}
-	cmd := exec.Command(ShellPath, "-c", spec.Command)
-	cmd.Args[0] = "sh"
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
+	env := spec.Env
+	if env == nil {
+		env = []string{}
 	}
-	cmd.Env = spec.Reaper.Mark(cmd.Env)
-	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	env = spec.Reaper.Mark(env)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(ShellPath, "-c", spec.Command)
+		cmd.Args[0] = "sh"
+		cmd.Dir = spec.Dir
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return cmd
+	}
+	var cmd *exec.Cmd
 	var watch *watchdog
 	if spec.Limits.set() {
-		err = startLimited(cmd, spec.Reaper, spec.Limits)
+		cmd, err = startLimited(newCmd, spec.Reaper, spec.Limits)
 	} else {
+		cmd = newCmd()
 		err = spec.Reaper.Start(cmd)
 	}
 	outW.Close()

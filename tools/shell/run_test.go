@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -201,5 +202,20 @@ func waitGone(t *testing.T, mark string) {
 			t.Fatalf("processes left behind: %v", matching(mark))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Where tracing is forbidden the shell gets its limits right after its
+// start instead: in place by the time it runs a command.
+func TestStartThenLimit(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 0.3; ulimit -t; ulimit -f")
+	var out strings.Builder
+	cmd.Stdout = &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if _, err := startThenLimit(cmd, nil, Limits{CPUSeconds: 9, FileSize: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || out.String() != "9\n2048\n" {
+		t.Errorf("%v %q", err, out.String())
 	}
 }
