@@ -453,6 +453,11 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 	if err := c.budget.apply(d); err != nil {
 		return err
 	}
+	// ${VAR} in the operator's MCP servers, from the operator's
+	// environment; a workspace's servers stay as written.
+	if err := d.ExpandMCPEnv(os.LookupEnv); err != nil {
+		return usageErr(err)
+	}
 	switch d.Model.Provider {
 	case "", "openai":
 		d.Model.Provider = "openai"
