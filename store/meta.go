@@ -104,6 +104,10 @@ type Meta struct {
 	Suspension    *Suspension `json:"suspension,omitempty"`
 	GitBase       string      `json:"gitBase,omitempty"`
 	PID           int         `json:"pid,omitempty"`
+	// Workspace is the folder (canonical path) the record was sealed for,
+	// set by WriteMeta: a record that names another folder than the one it
+	// is read in was moved or copied with its folder (records adopt).
+	Workspace string `json:"workspace,omitempty"`
 
 	// GuildPath is where the run's guild was loaded from (an absolute
 	// folder, or "seed"), as the original system records it too, and
@@ -243,7 +247,11 @@ func (w Workspace) WriteMeta(m *Meta) error {
 	if m.Foreign {
 		return fmt.Errorf("run %s: meta.json is foreign (not written by Guildhall for you); it is never rewritten", m.RunID)
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	rec := *m
+	if scope := w.Seal.Scope(); scope != "" {
+		rec.Workspace = scope
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode meta for %s: %w", m.RunID, err)
 	}
