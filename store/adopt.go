@@ -44,13 +44,7 @@ func (w Workspace) AdoptCandidates() ([]AdoptCandidate, error) {
 		if err != nil || !m.Foreign || m.OriginalFormat {
 			continue // unreadable runs are listed by `runs`; nothing to seal
 		}
-		c := AdoptCandidate{Meta: m, RecordedIn: m.Workspace}
-		if m.Workspace != "" && m.Workspace != w.Seal.Scope() {
-			dir, _ := w.RunDir(id)
-			raw, err := ReadRecord(filepath.Join(dir, MetaFile), MaxMetaBytes)
-			c.SealedByYou = err == nil && w.Seal.For(m.Workspace).Check(SealMeta, id, raw)
-		}
-		out = append(out, c)
+		out = append(out, AdoptCandidate{Meta: m, RecordedIn: m.Workspace, SealedByYou: m.MovedFrom != ""})
 	}
 	return out, nil
 }

@@ -132,6 +132,10 @@ type Meta struct {
 	// original system does (startTime, no startedAt): a record the
 	// original wrote, not Guildhall.
 	OriginalFormat bool `json:"-"`
+	// MovedFrom is set by ReadMeta for a foreign record whose seal checks
+	// under the operator's key for the folder it names: the operator wrote
+	// it there, and the folder has moved (or was copied) since.
+	MovedFrom string `json:"-"`
 }
 
 // metaJSON is Meta without its methods, for the codec below.
@@ -232,6 +236,9 @@ func (w Workspace) ReadMeta(id string) (*Meta, error) {
 		return nil, fmt.Errorf("run %s: meta.json names run %q", id, m.RunID)
 	}
 	m.Foreign = !w.Seal.Check(SealMeta, id, b)
+	if m.Foreign && m.Workspace != "" && m.Workspace != w.Seal.Scope() && w.Seal.For(m.Workspace).Check(SealMeta, id, b) {
+		m.MovedFrom = m.Workspace
+	}
 	return &m, nil
 }
 
