@@ -50,8 +50,8 @@ func (w Workspace) AdoptCandidates() ([]AdoptCandidate, error) {
 }
 
 // Adopt re-seals run id's records for this workspace under w.Seal: its
-// meta.json (which then names this folder), its checkpoint and its pause
-// marker when it has them. Only the operator's confirmation makes a run
+// meta.json (which then names this folder), and its checkpoint, pause
+// marker and undo record when it has them. Only the operator's confirmation makes a run
 // adoptable (see AdoptCandidates); Adopt itself checks nothing but that
 // the run's meta is foreign and in Guildhall's format.
 func (w Workspace) Adopt(id string) error {
@@ -82,12 +82,20 @@ func (w Workspace) Adopt(id string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("run %s: %s: %w", id, StateFile, err)
 	}
-	if raw, err := ReadRecord(filepath.Join(dir, PauseFile), MaxSmallRecordBytes); err == nil {
-		if err := WriteFileAtomic(filepath.Join(dir, PauseFile), w.Seal.Seal(SealPause, id, Unsealed(raw)), 0o644); err != nil {
-			return fmt.Errorf("run %s: re-seal %s: %w", id, PauseFile, err)
+	for _, r := range []struct {
+		file, kind string
+		max        int64
+	}{{PauseFile, SealPause, MaxSmallRecordBytes}, {UndoFile, SealUndo, MaxUndoBytes}} {
+		raw, err := ReadRecord(filepath.Join(dir, r.file), r.max)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("run %s: %s: %w", id, PauseFile, err)
+		if err != nil {
+			return fmt.Errorf("run %s: %s: %w", id, r.file, err)
+		}
+		if err := WriteFileAtomic(filepath.Join(dir, r.file), append(w.Seal.Seal(r.kind, id, Unsealed(raw)), '\n'), 0o644); err != nil {
+			return fmt.Errorf("run %s: re-seal %s: %w", id, r.file, err)
+		}
 	}
 	m.Foreign = false
 	if err := w.WriteMeta(m); err != nil {

@@ -34,6 +34,9 @@ func TestAdoptAMovedFolder(t *testing.T) {
 	if err := w.WritePauseMarker(mine, now); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.WriteUndo(&Undo{RunID: mine}, false); err != nil {
+		t.Fatal(err)
+	}
 	// A run sealed by someone else's key, naming this very folder.
 	planted, err := w.CreateRun(now.Add(time.Minute))
 	if err != nil {
@@ -84,6 +87,9 @@ func TestAdoptAMovedFolder(t *testing.T) {
 	}
 	if !here.PauseMarked(mine) {
 		t.Error("the pause marker was not re-sealed")
+	}
+	if u, err := here.ReadUndo(mine); err != nil || u.Foreign {
+		t.Errorf("the undo record was not re-sealed: %+v %v", u, err)
 	}
 	if m, _ := here.ReadMeta(planted); !m.Foreign {
 		t.Error("adopting one run adopted another")
