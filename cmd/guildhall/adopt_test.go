@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/store"
 )
@@ -107,4 +109,70 @@ func TestRecordsAdoptAfterTheFolderMoved(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(moved, ".orchestration", "runs", planted, "state.json")); err != nil {
 		t.Errorf("the planted run's checkpoint: %v", err)
 	}
+}
+
+// TestRecordsAdoptAsksOnTheTerminal: under tmux, adopt shows the list and
+// asks once; "n" (or just Enter) adopts nothing and exits 1, "y" re-seals.
+func TestRecordsAdoptAsksOnTheTerminal(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	h := newHostile(t)
+	old := h.workspace("asked")
+	script := rawScript(t, h, map[string]any{"roles": map[string]any{"orchestrator": []any{
+		listTurn("a"),
+		map[string]any{"toolCalls": []any{map[string]any{"name": "finish", "arguments": map[string]any{"status": "success", "summary": "done"}}}},
+	}}})
+	res := h.run(old, 0, "run", "--workspace", old, "--guild", budgetGuild(t, h), "--provider", "script", "--script", script, "--no-input", "Look")
+	if res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	m, _ := budgetRun(t, old)
+	moved := filepath.Join(filepath.Dir(old), "renamed")
+	if err := os.Rename(old, moved); err != nil {
+		t.Fatal(err)
+	}
+	adopt := func(answer string) (string, string) {
+		c, done := startTmuxPrompt(t, h.bin, moved, h.env(), "records", "adopt")
+		screen := c.waitFor("yours    "+m.RunID, "Re-seal 1 run for "+moved+" under your key? [y/N]")
+		c.keys(answer, "Enter")
+		waitFile(t, done, 20*time.Second)
+		code, _ := os.ReadFile(done)
+		return strings.TrimSpace(string(code)), screen
+	}
+	if code, screen := adopt("n"); code != "1" {
+		t.Fatalf("answered n: exit %s\n%s", code, screen)
+	}
+	if got, _ := (store.Workspace{Dir: moved}).ReadMeta(m.RunID); got.Workspace != old {
+		t.Fatalf("answered n, yet the run was re-sealed (it names %q)", got.Workspace)
+	}
+	if code, screen := adopt("y"); code != "0" {
+		t.Fatalf("answered y: exit %s\n%s", code, screen)
+	}
+	res = h.run(moved, 0, "show", "--workspace", moved, m.RunID)
+	if res.code != 0 || strings.Contains(res.stdout, "Foreign") {
+		t.Errorf("the adopted run is still foreign:\n%s", res)
+	}
+}
+
+// startTmuxPrompt runs the binary in a detached tmux pane with exactly
+// env, its standard error on the pane (where prompts go), and returns the
+// pane and the file its exit status goes to.
+func startTmuxPrompt(t *testing.T, bin, dir string, env []string, args ...string) (*tmuxConsole, string) {
+	t.Helper()
+	done := filepath.Join(t.TempDir(), "exit-status")
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	cmd := []string{"cd", quote(dir), "&&", "env", "-i"}
+	for _, kv := range append(env, "TERM=xterm-256color") {
+		cmd = append(cmd, quote(kv))
+	}
+	cmd = append(cmd, quote(bin))
+	for _, a := range args {
+		cmd = append(cmd, quote(a))
+	}
+	script := strings.Join(cmd, " ") + "; echo $? > " + quote(done) + "; sleep 60"
+	c := &tmuxConsole{t: t, name: fmt.Sprintf("guildhall-adopt-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	c.tmux("new-session", "-d", "-s", c.name, "-x", "200", "-y", "30", script)
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", c.name).Run() })
+	return c, done
 }
