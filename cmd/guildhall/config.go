@@ -21,7 +21,8 @@ import (
 	"github.com/guildhall/guildhall/tools"
 )
 
-// commonFlags are the flags every command shares.
+// commonFlags are the shared flags (each command registers the ones it
+// reads: sharedFlagsOf) and what a command resolved from them.
 type commonFlags struct {
 	workspace  string
 	guild      string
