@@ -74,6 +74,9 @@ func (s *Sandbox) ensureHelper() (*helperProc, error) {
 	if err != nil {
 		return nil, startFailed(err.Error())
 	}
+	if err := s.guardGit(s.opts.Policy); err != nil {
+		return nil, startFailed(err.Error())
+	}
 	ident := watchIdent(s.opts.Workspace)
 	l, err := newLayout(s.opts.Policy, s.opts.Workspace, s.scratch)
 	if err != nil {

@@ -94,6 +94,12 @@ type Sandbox struct {
 	proxy   *egress.Proxy
 	closed  bool
 
+	// guardMu guards guard, the hold on the workspace's .git placeholder
+	// (gitguard.go), shared by the helper, the git commands and the
+	// servers.
+	guardMu sync.Mutex
+	guard   gitGuard
+
 	// tampered is set for good once a helper's channel carried a frame
 	// the helper did not send (TamperedError): no later command runs.
 	tampered atomic.Pointer[TamperedError]
@@ -261,6 +267,13 @@ func (s *Sandbox) Command(argv, env []string, gitWritable bool) ([]string, []str
 	if err := s.ensureScratch(); err != nil {
 		return nil, nil, err
 	}
+	if !gitWritable {
+		// A git command that writes needs a repository, which git_init
+		// makes after ClearGitPlaceholder; the others get the guard.
+		if err := s.guardGit(s.opts.Policy); err != nil {
+			return nil, nil, startFailed(err.Error())
+		}
+	}
 	l, err := newLayout(s.opts.Policy, s.opts.Workspace, s.scratch)
 	if err != nil {
 		return nil, nil, startFailed(err.Error())
@@ -325,6 +338,7 @@ func (s *Sandbox) Close() error {
 		_ = s.proxy.Close()
 	}
 	s.host.reaper.Sweep()
+	s.releaseGit()
 	if s.scratch != "" {
 		return removeAll(s.scratch)
 	}

@@ -191,6 +191,9 @@ func (s *Sandbox) startConfined(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return stopProxy(startFailed(err.Error()))
 	}
+	if err := s.guardGit(spec.Policy); err != nil {
+		return stopProxy(startFailed(err.Error()))
+	}
 	ident := watchIdent(s.opts.Workspace)
 	l, err := newLayout(spec.Policy, s.opts.Workspace, dir)
 	if err != nil {
