@@ -107,9 +107,9 @@ func (s *Sandbox) StartServer(spec ServerSpec) (*Server, error) {
 // startUnconfined runs the program as this account's process, in a new
 // session (no controlling terminal), registered with the reaper.
 func (s *Sandbox) startUnconfined(spec ServerSpec) (*Server, error) {
-	path, err := lookPath(spec.Argv[0], spec.Env)
+	path, err := unconfinedProgram(spec.Argv[0], spec.Env, s.opts.Workspace)
 	if err != nil {
-		return nil, err
+		return nil, &StartError{Msg: fmt.Sprintf("cannot start %s: %v", spec.Argv[0], err)}
 	}
 	cmd := exec.Command(path, spec.Argv[1:]...)
 	cmd.Args[0] = spec.Argv[0]
@@ -118,8 +118,35 @@ func (s *Sandbox) startUnconfined(spec ServerSpec) (*Server, error) {
 	return s.launch(cmd, spec, nil, "")
 }
 
+// unconfinedProgram finds an unconfined server's program: a name with a
+// slash as it is (relative to the workspace, where the server starts), any
+// other on env's PATH. Empty and relative PATH entries are skipped, as the
+// scoped PATH of the tools skips them: they name folders relative to the
+// workspace (./node_modules/.bin), which sandboxed commands write. A
+// program that resolves inside the workspace (ws, canonical) is refused:
+// a command could have planted or rewritten it, and it would run with the
+// operator's full powers.
+func unconfinedProgram(name string, env []string, ws string) (string, error) {
+	path, err := lookPath(name, env)
+	if err != nil {
+		return "", err
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(ws, abs)
+	}
+	canon, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if within(canon, ws) {
+		return "", fmt.Errorf("it resolves to %s, inside the workspace, and a server with sandbox mode none may not run a program from there (a sandboxed command can rewrite it); install it outside the workspace or let the server run sandboxed", canon)
+	}
+	return abs, nil
+}
+
 // lookPath finds a program as the sandbox's exec helper would: a name
-// with a slash as it is, any other on env's PATH.
+// with a slash as it is, any other on env's PATH's absolute entries.
 func lookPath(name string, env []string) (string, error) {
 	if filepath.Base(name) != name {
 		return name, nil
@@ -131,15 +158,15 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
+		if !filepath.IsAbs(dir) {
+			continue
 		}
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: not found on the server's PATH", name)
+	return "", fmt.Errorf("%s: not found on the server's PATH (its relative entries are not searched)", name)
 }
 
 // startConfined starts bwrap, with the exec helper inside starting the
