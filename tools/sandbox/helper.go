@@ -42,6 +42,8 @@ func RunHelperIfAsked() {
 		os.Exit(helperMain(os.Args[2:], os.Stderr))
 	case ExecCommand:
 		os.Exit(execMain(os.Args[2:], os.Stderr))
+	case ServerShimCommand:
+		os.Exit(shimMain(os.Args[2:], os.Stderr))
 	}
 }
 

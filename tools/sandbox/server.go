@@ -61,7 +61,11 @@ type Server struct {
 	waitErr error
 	proxy   *egress.Proxy
 	scratch string // this server's scratch folder; "" unconfined
-	stop    sync.Once
+	// lifeline is the write end of an unconfined server's shim's
+	// lifeline: closing it (or Guildhall dying) ends the server and
+	// everything it started.
+	lifeline *os.File
+	stop     sync.Once
 }
 
 // serverExitGrace is how long Stop waits, after closing the program's
@@ -111,11 +115,28 @@ func (s *Sandbox) startUnconfined(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return nil, &StartError{Msg: fmt.Sprintf("cannot start %s: %v", spec.Argv[0], err)}
 	}
-	cmd := exec.Command(path, spec.Argv[1:]...)
-	cmd.Args[0] = spec.Argv[0]
+	// The server runs under the shim (shim.go), which takes it and every
+	// process it started down when Guildhall goes, a kill -9 included.
+	exe, err := s.host.executable()
+	if err != nil {
+		return nil, startFailed(err.Error())
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return nil, startFailed("the server's lifeline: " + err.Error())
+	}
+	defer lifeR.Close()
+	cmd := exec.Command(exe, append([]string{ServerShimCommand, "--", path}, spec.Argv...)...)
 	cmd.Env = spec.Env
 	cmd.Dir = s.opts.Workspace
-	return s.launch(cmd, spec, nil, "")
+	cmd.ExtraFiles = []*os.File{lifeR}
+	srv, err := s.launch(cmd, spec, nil, "")
+	if err != nil {
+		lifeW.Close()
+		return nil, err
+	}
+	srv.lifeline = lifeW
+	return srv, nil
 }
 
 // unconfinedProgram finds an unconfined server's program: a name with a
@@ -308,6 +329,17 @@ func (p *Server) end(grace time.Duration) {
 		_ = p.Stdin.Close()
 		if grace > 0 {
 			t := time.NewTimer(grace)
+			select {
+			case <-p.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		if p.lifeline != nil {
+			// The shim kills the server's whole tree, escaped
+			// daemons included, and exits.
+			_ = p.lifeline.Close()
+			t := time.NewTimer(serverExitGrace)
 			select {
 			case <-p.done:
 			case <-t.C:
