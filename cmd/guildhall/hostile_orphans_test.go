@@ -53,8 +53,10 @@ func TestHostileUnconfinedServerDiesWithGuildhall(t *testing.T) {
 	script := `trap '' HUP TERM INT; ` +
 		`setsid sh -c 'trap "" HUP TERM INT; echo $$ > ` + filepath.Join(pids, "child") + `; exec sleep 300' < /dev/null > /dev/null 2>&1 & ` +
 		`echo $$ > ` + filepath.Join(pids, "server") + `; exec sleep 301 < /dev/null`
+	// The operator's MCP args expand ${VAR}, and $$ is a literal $.
+	arg := strings.ReplaceAll(script, "$$", "$$$$")
 	h.write(filepath.Join(h.home, ".config", "guildhall", "deployment.json"), `{"mcpServers": {
-		"t": {"command": "sh", "args": ["-c", `+jsonString(script)+`], "sandbox": {"mode": "none"}}}}`, 0o600)
+		"t": {"command": "sh", "args": ["-c", `+jsonString(arg)+`], "sandbox": {"mode": "none"}}}}`, 0o600)
 	guild := filepath.Join(h.root, "guild")
 	h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "solo", "roles": {"solo": {"systemPrompt": "solo.md", "tools": ["t.*", "finish"]}}}`, 0o644)
 	h.write(filepath.Join(guild, "solo.md"), "[role:solo] Use the tools.\n", 0o644)
