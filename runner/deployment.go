@@ -245,7 +245,7 @@ var deploymentShape = shape{
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
 	"logging":       shape{"level": nil},
-	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
+	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil, "readOnly": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
 	"notify":        shape{"bell": nil, "desktop": nil, "command": nil},
 	"mcpServers": shape{"*": shape{

@@ -89,6 +89,7 @@ type Sandbox struct {
 	mu      sync.Mutex // held for a whole command
 	scratch string     // per-run folder: home/, tmp/, proxy.sock
 	helper  *helperProc
+	view    *hostView // toolchains and build caches, found at the first command
 	proxy   *egress.Proxy
 	closed  bool
 
@@ -188,6 +189,9 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, err
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
+	if s.view != nil {
+		env = cacheEnv(env, s.view.caches, s.opts.Workspace)
+	}
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
 	// After a timeout the helper may hold an interpreter it abandoned (a

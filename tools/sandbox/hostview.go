@@ -1,0 +1,90 @@
+package sandbox
+
+// The host view of a run's sandbox beyond the base layout of mounts.go:
+// the operator's toolchains, read-only (toolchains.go), with the
+// denylisted paths inside them masked (denylist.go), and the workspace's
+// writable build caches (caches.go). It is found once per run, at the
+// first command, and added to every start of the run's helper.
+
+import (
+	"context"
+	"os"
+)
+
+// hostView is what a run's helper shows beyond the base layout.
+type hostView struct {
+	tools    Toolchains
+	caches   []buildCache
+	cacheErr error // why there are no caches, when there are none
+}
+
+// ensureView finds the run's host view, once.
+func (s *Sandbox) ensureView() *hostView {
+	if s.view != nil {
+		return s.view
+	}
+	v := &hostView{tools: DiscoverToolchains(context.Background(), os.Getenv, s.opts.Workspace, s.opts.Policy.ReadOnly())}
+	v.caches, v.cacheErr = ensureCaches(s.opts.Workspace)
+	s.view = v
+	return v
+}
+
+// viewArgs adds v's binds to a, after the base layout's masks and writable
+// binds and before the masks are made read-only: each toolchain mount
+// that lies in a masked place (HOME, /tmp, a hidden folder) bound
+// read-only at its path, the denylisted paths inside them masked, then
+// the caches bound writable. It returns the tmpfs masks to make
+// read-only.
+func (l layout) viewArgs(a []string, v *hostView) ([]string, []string) {
+	if v == nil {
+		return a, nil
+	}
+	var remount []string
+	shown := map[string]bool{}
+	for _, m := range v.tools.Mounts {
+		if l.underWritable(m.Path) || within(m.Path, l.ws) || !l.maskedPlace(m.Path) {
+			continue
+		}
+		a = append(a, "--ro-bind", m.Src, m.Path)
+		shown[m.Path] = true
+	}
+	for _, mk := range v.tools.masks {
+		if !l.maskedPlace(mk.path) || !shownUnder(shown, mk.path) {
+			continue
+		}
+		if mk.dir {
+			a = append(a, "--tmpfs", mk.path)
+			remount = append(remount, mk.path)
+		} else {
+			a = append(a, "--ro-bind", "/dev/null", mk.path)
+		}
+	}
+	for _, c := range v.caches {
+		a = append(a, "--bind", c.path, c.path)
+	}
+	return a, remount
+}
+
+// shownUnder reports whether p lies in one of the shown mounts.
+func shownUnder(shown map[string]bool, p string) bool {
+	for m := range shown {
+		if within(p, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskedPlace reports whether p would be out of sight without a mount of
+// its own: in the sandbox's HOME or /tmp, /var/tmp, or a hidden folder.
+func (l layout) maskedPlace(p string) bool {
+	if within(p, l.home) || within(p, sandboxTmp) || l.varTmp && within(p, "/var/tmp") {
+		return true
+	}
+	for _, d := range append(append([]string(nil), l.hidden...), l.rehide...) {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
+}
