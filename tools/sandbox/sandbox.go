@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,7 @@ type Sandbox struct {
 	logged   int
 	dropped  int
 	lastDrop egress.Decision
+	refused  []string // hosts the proxy refused during the call (refusal.go)
 }
 
 // maxEgressEvents bounds how many decisions one call reports; a command
@@ -194,6 +196,9 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	}
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
+	if note := refusalNote(s.opts.Policy, res.ExitCode, res.Stdout+"\n"+res.Stderr, s.takeRefused()); err == nil && !res.TimedOut && note != "" {
+		res.Stderr = appendLine(res.Stderr, note)
+	}
 	// After a timeout the helper may hold an interpreter it abandoned (a
 	// builtin stuck opening a FIFO): start afresh at the next command.
 	if hp.dead() || res.TimedOut {
@@ -348,8 +353,17 @@ func (s *Sandbox) ensureProxy() (string, error) {
 
 func (s *Sandbox) setCaller(c Caller) {
 	s.egressMu.Lock()
-	s.caller, s.logged, s.dropped = c, 0, 0
+	s.caller, s.logged, s.dropped, s.refused = c, 0, 0, nil
 	s.egressMu.Unlock()
+}
+
+// takeRefused returns the hosts the proxy refused during the call.
+func (s *Sandbox) takeRefused() []string {
+	s.egressMu.Lock()
+	defer s.egressMu.Unlock()
+	r := s.refused
+	s.refused = nil
+	return r
 }
 
 // endCall reports how many decisions of the call were not logged, if any.
@@ -368,6 +382,9 @@ func (s *Sandbox) endCall() {
 func (s *Sandbox) decision(d egress.Decision) {
 	s.egressMu.Lock()
 	c := s.caller
+	if !d.Allowed && len(s.refused) < 2*maxRefusedHosts && !slices.Contains(s.refused, d.Host) {
+		s.refused = append(s.refused, d.Host)
+	}
 	if s.logged >= maxEgressEvents {
 		s.dropped++
 		s.lastDrop = d

@@ -15,11 +15,11 @@ func fakeHome(t *testing.T) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
 	files := map[string]string{
-		".cargo/bin/cargo":                 "#!/bin/sh\necho fake cargo\n",
-		".cargo/credentials.toml":          "[registry]\ntoken = \"CARGO-SECRET\"\n",
-		".cargo/registry/index/x":          "index",
-		".rustup/toolchains/x/bin/rustc":   "#!/bin/sh\n",
-		".pyenv/versions/3.11/bin/python3": "#!/bin/sh\n",
+		".cargo/bin/cargo":                                        "#!/bin/sh\necho fake cargo\n",
+		".cargo/credentials.toml":                                 "[registry]\ntoken = \"CARGO-SECRET\"\n",
+		".cargo/registry/index/x":                                 "index",
+		".rustup/toolchains/x/bin/rustc":                          "#!/bin/sh\n",
+		".pyenv/versions/3.11/bin/python3":                        "#!/bin/sh\n",
 		".local/lib/python3.11/site-packages/userpkg/__init__.py": "X = 1\n",
 		".local/share/pypoetry/venv/bin/poetry":                   "#!/bin/sh\necho poetry\n",
 		".local/share/pypoetry/venv/lib/marker":                   "m",
