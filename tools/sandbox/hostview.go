@@ -9,6 +9,7 @@ package sandbox
 import (
 	"context"
 	"os"
+	"sort"
 )
 
 // hostView is what a run's helper shows beyond the base layout.
@@ -41,7 +42,10 @@ func (l layout) viewArgs(a []string, v *hostView) ([]string, []string) {
 	}
 	var remount []string
 	shown := map[string]bool{}
-	for _, m := range v.tools.Mounts {
+	// Shallow first, so that no mount covers a deeper one made before it.
+	ms := append([]Mount(nil), v.tools.Mounts...)
+	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].Path) < depth(ms[j].Path) })
+	for _, m := range ms {
 		if l.underWritable(m.Path) || within(m.Path, l.ws) || !l.maskedPlace(m.Path) {
 			continue
 		}

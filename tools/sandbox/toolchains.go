@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
@@ -165,8 +164,24 @@ func (d *discovery) goToolchain(ctx context.Context, env Env) {
 	ctx, cancel := context.WithTimeout(ctx, goEnvTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, "env", "GOROOT", "GOMODCACHE", "GOPATH")
-	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off")
+	// The go command writes its telemetry counters under the user's
+	// configuration folder at every start; discovery should leave no trace,
+	// so it gets a configuration folder of its own, and the operator's
+	// `go env -w` settings by name (GOENV).
+	goenv := env("GOENV")
+	if goenv == "" {
+		if dir, err := os.UserConfigDir(); err == nil {
+			goenv = filepath.Join(dir, "go", "env")
+		}
+	}
+	scratch, err := os.MkdirTemp("", "guildhall-goenv-")
+	if err != nil {
+		d.tc.Missing["go"] = "`go env`: " + err.Error()
+		return
+	}
+	defer os.RemoveAll(scratch)
+	cmd.Dir = scratch
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=", "GOWORK=off", "GOENV="+goenv, "XDG_CONFIG_HOME="+scratch)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.WaitDelay = time.Second
@@ -294,17 +309,15 @@ func (d *discovery) mountable(p string) bool {
 	return !denied
 }
 
-// finish drops mounts inside another (they are shown by it), orders them
-// shallow first so that none covers a deeper one, and lists the
-// denylisted paths inside them to mask, as seen inside.
+// finish drops mounts inside another (they are shown by it), keeping the
+// order they were found in, and lists the denylisted paths inside them to
+// mask, as seen inside.
 func (d *discovery) finish() {
-	ms := d.tc.Mounts
-	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].Path) < depth(ms[j].Path) })
 	var kept []Mount
-	for _, m := range ms {
+	for _, m := range d.tc.Mounts {
 		inside := false
-		for _, k := range kept {
-			if within(m.Path, k.Path) && within(m.Src, k.Src) {
+		for _, o := range d.tc.Mounts {
+			if o.Path != m.Path && within(m.Path, o.Path) && within(m.Src, o.Src) {
 				inside = true
 				break
 			}

@@ -111,6 +111,9 @@ func TestDiscoverToolchainsFindsHomesAndMasksCredentials(t *testing.T) {
 	if tc.Of("go") == nil || tc.Missing["go"] != "" {
 		t.Errorf("go not found: %q", tc.Missing["go"])
 	}
+	if _, err := os.Lstat(filepath.Join(home, ".config", "go")); err == nil {
+		t.Errorf("discovery's go env left its telemetry in the operator's configuration folder")
+	}
 }
 
 // A toolchain path inside the workspace, inside a credential store, or
@@ -266,5 +269,43 @@ func TestSandboxShowsToolchainsReadOnlyAndNoCredentials(t *testing.T) {
 	}
 	if code, out := sh("ls " + filepath.Dir(cacheDir)); code == 0 && strings.TrimSpace(out) != filepath.Base(cacheDir) {
 		t.Errorf("other workspaces' caches are visible: %s", out)
+	}
+}
+
+func TestReportSaysWhatIsMountedAndMissing(t *testing.T) {
+	home := fakeHome(t)
+	ws := t.TempDir()
+	for _, f := range []string{"go.mod", "package.json", "requirements.txt", "Cargo.toml"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, ".venv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	off, _ := NewPolicy(Config{})
+	tc := DiscoverToolchains(context.Background(), os.Getenv, ws, nil)
+	projects := DetectProjects(ws)
+	if len(projects) != 4 {
+		t.Fatalf("projects %+v", projects)
+	}
+	got := strings.Join(tc.Report(off, ws, "/usr/local/go/bin:/nonexistent", projects), "\n")
+	for _, want := range []string{
+		"go (go.mod): GOROOT /usr/local/go, GOMODCACHE " + filepath.Join(home, "go/pkg/mod") + " and GOPATH/bin " + filepath.Join(home, "go/bin") + " mounted read-only; go is /usr/local/go/bin/go; network off: `go mod download` needs \"network\": \"allowlist\" and sandbox.allow [\"go\"]",
+		"rust (Cargo.toml): CARGO_HOME " + filepath.Join(home, ".cargo") + " and RUSTUP_HOME " + filepath.Join(home, ".rustup") + " mounted read-only; missing: no cargo on PATH",
+		"node (package.json): npm cache " + filepath.Join(home, ".npm") + " mounted read-only; missing: no node, npm on PATH; no node_modules yet",
+		"python (requirements.txt): ",
+		"workspace venv .venv; network off: `pip install` needs",
+		"masked inside them (credentials): ",
+		filepath.Join(home, ".cargo/credentials.toml"),
+		"build caches (writable, this workspace's own): " + filepath.Join(home, ".cache/guildhall/sandbox-cache/"),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	list, _ := NewPolicy(Config{Network: "allowlist", Allow: []string{"go"}})
+	if got := strings.Join(tc.Report(list, ws, "", projects[:1]), "\n"); !strings.Contains(got, "network allowlist: `go mod download` may download (proxy.golang.org allowed)") {
+		t.Errorf("allowlist report:\n%s", got)
 	}
 }
