@@ -50,10 +50,16 @@ func WorkspaceCacheDir(ws string) (string, error) {
 	return filepath.Join(root, "sandbox-cache", hex.EncodeToString(sum[:8])), nil
 }
 
+// goModKind is the module cache a workspace gets when its network allows
+// the Go module proxy: the operator's module cache is read-only, and a
+// download must go somewhere (goDownloadEnv).
+var goModKind = struct{ env, name string }{"GOMODCACHE", "go-mod"}
+
 // ensureCaches creates ws's caches (private to the operator) and returns
-// them. It refuses a cache folder inside the workspace or holding it, and
-// a cache path that is not the folder it was made as (a link on its way).
-func ensureCaches(ws string) ([]buildCache, error) {
+// them, with a module cache of its own when goMod. It refuses a cache
+// folder inside the workspace or holding it, and a cache path that is not
+// the folder it was made as (a link on its way).
+func ensureCaches(ws string, goMod bool) ([]buildCache, error) {
 	dir, err := WorkspaceCacheDir(ws)
 	if err != nil {
 		return nil, err
@@ -62,7 +68,11 @@ func ensureCaches(ws string) ([]buildCache, error) {
 		return nil, fmt.Errorf("the build cache folder %s and the workspace overlap", dir)
 	}
 	var out []buildCache
-	for _, k := range cacheKinds {
+	kinds := cacheKinds
+	if goMod {
+		kinds = append(append(kinds[:0:0], kinds...), goModKind)
+	}
+	for _, k := range kinds {
 		p := filepath.Join(dir, k.name)
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			return nil, fmt.Errorf("create the build cache %s: %w", p, err)
@@ -107,4 +117,30 @@ func cacheEnv(env []string, caches []buildCache, ws string) []string {
 		}
 	}
 	return out
+}
+
+// goDownloadEnv lets go download modules into the workspace's own module
+// cache while still using the operator's, read-only: GOPROXY is the
+// operator's cache's download folder first (file://, no network), then
+// what it was (the default when unset); -modcacherw keeps the workspace's
+// cache removable. env already has GOMODCACHE pointed at the workspace's.
+// A GOPROXY of "off" stays off.
+func goDownloadEnv(env []string, operatorModCache string) []string {
+	proxy, flags := "https://proxy.golang.org,direct", ""
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GOPROXY":
+			proxy = val
+		case "GOFLAGS":
+			flags = val
+		default:
+			out = append(out, kv)
+		}
+	}
+	if proxy != "off" && operatorModCache != "" {
+		proxy = "file://" + filepath.Join(operatorModCache, "cache", "download") + "," + proxy
+	}
+	return append(out, "GOPROXY="+proxy, "GOFLAGS="+strings.TrimSpace(flags+" -modcacherw"))
 }

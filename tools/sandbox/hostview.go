@@ -17,6 +17,29 @@ type hostView struct {
 	tools    Toolchains
 	caches   []buildCache
 	cacheErr error // why there are no caches, when there are none
+	// goModCache is the operator's module cache when the network allows
+	// the Go module proxy (the workspace then has a module cache of its
+	// own, goDownloadEnv), else "".
+	goModCache string
+}
+
+// goProxyAllowed reports whether p lets commands reach the Go module
+// proxy.
+func goProxyAllowed(p Policy) bool {
+	ok, _ := p.Allow().Allows("proxy.golang.org", 443)
+	return p.Network() == NetworkAllowlist && ok
+}
+
+// env points env's cache variables at the workspace's caches, and, when
+// go may download, lets it (goDownloadEnv).
+func (v *hostView) env(env []string, ws string) []string {
+	env = cacheEnv(env, v.caches, ws)
+	for _, c := range v.caches {
+		if c.env == goModKind.env {
+			return goDownloadEnv(env, v.goModCache)
+		}
+	}
+	return env
 }
 
 // ensureView finds the run's host view, once.
@@ -25,7 +48,15 @@ func (s *Sandbox) ensureView() *hostView {
 		return s.view
 	}
 	v := &hostView{tools: DiscoverToolchains(context.Background(), os.Getenv, s.opts.Workspace, s.opts.Policy.ReadOnly())}
-	v.caches, v.cacheErr = ensureCaches(s.opts.Workspace)
+	goMod := goProxyAllowed(s.opts.Policy)
+	if goMod {
+		for _, m := range v.tools.Of("go") {
+			if m.What == "GOMODCACHE" {
+				v.goModCache = m.Path
+			}
+		}
+	}
+	v.caches, v.cacheErr = ensureCaches(s.opts.Workspace, goMod)
 	s.view = v
 	return v
 }

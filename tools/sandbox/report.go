@@ -131,6 +131,8 @@ func networkWords(p Policy, preset, host, fetch string) string {
 	switch {
 	case p.Network() == NetworkOff:
 		return fmt.Sprintf("network off: %s needs \"network\": \"allowlist\" and sandbox.allow [%q]", fetch, preset)
+	case preset == "go" && goProxyAllowed(p):
+		return fmt.Sprintf("network allowlist: %s may download (%s allowed) into the workspace's own module cache", fetch, host)
 	case func() bool { ok, _ := p.Allow().Allows(host, 443); return ok }():
 		return fmt.Sprintf("network allowlist: %s may download (%s allowed)", fetch, host)
 	default:

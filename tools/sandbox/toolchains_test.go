@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"archive/zip"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -308,4 +311,103 @@ func TestReportSaysWhatIsMountedAndMissing(t *testing.T) {
 	if got := strings.Join(tc.Report(list, ws, "", projects[:1]), "\n"); !strings.Contains(got, "network allowlist: `go mod download` may download (proxy.golang.org allowed)") {
 		t.Errorf("allowlist report:\n%s", got)
 	}
+}
+
+func TestGoDownloadEnv(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"PATH=/bin GOMODCACHE=/c/go-mod", "PATH=/bin GOMODCACHE=/c/go-mod GOPROXY=file:///op/mod/cache/download,https://proxy.golang.org,direct GOFLAGS=-modcacherw"},
+		{"GOPROXY=https://goproxy.example GOFLAGS=-mod=mod", "GOPROXY=file:///op/mod/cache/download,https://goproxy.example GOFLAGS=-mod=mod -modcacherw"},
+		{"GOPROXY=off", "GOPROXY=off GOFLAGS=-modcacherw"},
+	} {
+		if got := strings.Join(goDownloadEnv(strings.Fields(c.in), "/op/mod"), " "); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// With the go preset allowed, a build downloads into the workspace's own
+// module cache, taking what the operator's cache holds from it without
+// the network, and the operator's module cache is not written.
+func TestSandboxGoDownloadsIntoTheWorkspacesModuleCache(t *testing.T) {
+	needBwrap(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go on PATH")
+	}
+	home := fakeHome(t)
+	opCache := filepath.Join(home, "go/pkg/mod")
+	proxy := filepath.Join(t.TempDir(), "proxy")
+	mod := "module example.com/greet\n\ngo 1.21\n"
+	writeZip(t, filepath.Join(proxy, "example.com/greet/@v/v1.0.0.zip"), map[string]string{
+		"example.com/greet@v1.0.0/go.mod": mod, "example.com/greet@v1.0.0/greet.go": "package greet\n\nconst Hi = \"hi\"\n"})
+	for name, body := range map[string]string{"list": "v1.0.0\n", "v1.0.0.mod": mod, "v1.0.0.info": `{"Version":"v1.0.0"}`} {
+		if err := os.WriteFile(filepath.Join(proxy, "example.com/greet/@v", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, ws := openSandbox(t, Config{Network: "allowlist", Allow: []string{"go"}})
+	for name, body := range map[string]string{
+		"go.mod":  "module example.com/ws\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n",
+		"main.go": "package main\n\nimport \"example.com/greet\"\n\nfunc main() { println(greet.Hi) }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := exec.Command("go", "mod", "tidy")
+	seed.Dir = ws
+	seed.Env = append(os.Environ(), "GOMODCACHE="+opCache, "GOPROXY=file://"+proxy, "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	if out, err := seed.CombinedOutput(); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	before := dirList(t, opCache)
+	res, err := sb.Run(context.Background(), Script{Dir: ws, Command: `echo "$GOMODCACHE"; go run . 2>&1`,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "GOMODCACHE=" + opCache, "GOSUMDB=off", "GOTOOLCHAIN=local"}, Timeout: 5 * 60e9, MaxChars: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir, _ := WorkspaceCacheDir(ws)
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, filepath.Join(cacheDir, "go-mod")) || !strings.Contains(res.Stdout, "hi") {
+		t.Fatalf("exit %d:\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cacheDir, "go-mod", "example.com", "greet@v1.0.0", "greet.go")); err != nil {
+		t.Errorf("the module did not land in the workspace's module cache: %v", err)
+	}
+	if after := dirList(t, opCache); after != before {
+		t.Errorf("the operator's module cache changed:\n%s\n---\n%s", before, after)
+	}
+}
+
+func writeZip(t *testing.T, path string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	for name, body := range files {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write([]byte(body))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dirList(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	_ = filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			fmt.Fprintf(&b, "%s %d %s\n", p, fi.Size(), fi.Mode())
+		}
+		return nil
+	})
+	return b.String()
 }
