@@ -27,8 +27,12 @@ func printToolchains(ctx context.Context, out io.Writer, p sandbox.Policy, ws st
 	if err != nil {
 		return
 	}
+	projects := sandbox.DetectProjects(canon)
+	if len(projects) == 0 && len(p.ReadOnly()) == 0 {
+		return // nothing to say, and no go env to run
+	}
 	tc := sandbox.DiscoverToolchains(ctx, os.Getenv, canon, p.ReadOnly())
-	for _, line := range tc.Report(p, canon, os.Getenv("PATH"), sandbox.DetectProjects(canon)) {
+	for _, line := range tc.Report(p, canon, os.Getenv("PATH"), projects) {
 		fmt.Fprintln(out, "  "+render.SanitizeLine(line))
 	}
 }

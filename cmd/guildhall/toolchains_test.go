@@ -183,6 +183,10 @@ func TestToolchainGoModuleFromTheHostsModuleCache(t *testing.T) {
 	res, calls := h.buildRun(ws, []string{"GOMODCACHE=" + modcache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"},
 		"go test ./...")
 	expectPass(t, res, calls, 1, "ok  \texample.com/ws")
+	// The workspace's first run says what the sandbox mounts for it.
+	if want := "GOMODCACHE " + modcache; !strings.Contains(res.stderr, "  go (go.mod): GOROOT ") || !strings.Contains(res.stderr, want) {
+		t.Errorf("the first run does not say what it mounts for go (%q):\n%s", want, res.stderr)
+	}
 	// The second run's go test found the workspace's build cache warm.
 	if !strings.Contains(calls[1].out, "(cached)") {
 		t.Errorf("the second go test did not use the workspace's build cache:\n%s", calls[1].out)
@@ -253,6 +257,22 @@ func TestToolchainNodeModules(t *testing.T) {
 	res, calls := h.buildRun(ws, nil, "npm test 2>&1")
 	expectPass(t, res, calls, 1, "node test passed")
 	h.assertSafe()
+	// check says what the sandbox shows the project; a second run, not
+	// the first, says nothing of it.
+	chk := h.run(ws, time.Minute, "check", "--workspace", ws)
+	for _, want := range []string{"sandbox: workspace-write, network off: ok", "  node (package.json): ", "node is /", "node_modules present",
+		"network off: `npm ci` needs \"network\": \"allowlist\" and sandbox.allow [\"npm\"]", "  build caches (writable, this workspace's own): "} {
+		if !strings.Contains(chk.stdout, want) {
+			t.Errorf("check lacks %q:\n%s", want, chk)
+		}
+	}
+	if strings.ContainsRune(chk.stdout, 0x1b) {
+		t.Errorf("check printed an escape:\n%q", chk.stdout)
+	}
+	res, _ = h.buildRun(ws, nil, "true")
+	if strings.Contains(res.stderr, "node (package.json)") {
+		t.Errorf("a later run repeats the toolchain report:\n%s", res.stderr)
+	}
 }
 
 func TestToolchainRustCrate(t *testing.T) {

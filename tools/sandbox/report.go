@@ -64,9 +64,13 @@ func DetectProjects(ws string) []Project {
 // the projects of ws, with t the toolchains found: the mounts of each,
 // what is missing, the network's word on downloads; then the operator's
 // read-only paths, the masked credential stores, and the build caches.
+// Without a project or an operator's path there is nothing to say.
 // path, when set, is the operator's PATH, to say where a program outside
 // HOME comes from.
 func (t Toolchains) Report(p Policy, ws, path string, projects []Project) []string {
+	if len(projects) == 0 && len(t.Of("operator")) == 0 {
+		return nil
+	}
 	var out []string
 	for _, pr := range projects {
 		out = append(out, t.projectLine(p, ws, path, pr))
