@@ -42,10 +42,14 @@ func (v *hostView) env(env []string, ws string) []string {
 	return env
 }
 
-// ensureView finds the run's host view, once.
+// ensureView finds the run's host view: the toolchains once, their masks
+// and the caches again at every start (a credential file may have
+// appeared, the cache folder may have been removed).
 func (s *Sandbox) ensureView() *hostView {
-	if s.view != nil {
-		return s.view
+	if v := s.view; v != nil {
+		v.tools.remask(hostPaths().denied())
+		v.caches, v.cacheErr = ensureCaches(s.opts.Workspace, goProxyAllowed(s.opts.Policy))
+		return v
 	}
 	v := &hostView{tools: DiscoverToolchains(context.Background(), os.Getenv, s.opts.Workspace, s.opts.Policy.ReadOnly())}
 	goMod := goProxyAllowed(s.opts.Policy)
@@ -77,14 +81,16 @@ func (l layout) viewArgs(a []string, v *hostView) ([]string, []string) {
 	ms := append([]Mount(nil), v.tools.Mounts...)
 	sort.SliceStable(ms, func(i, j int) bool { return depth(ms[i].Path) < depth(ms[j].Path) })
 	for _, m := range ms {
-		if l.underWritable(m.Path) || within(m.Path, l.ws) || !l.maskedPlace(m.Path) {
+		if l.underWritable(m.Path) || within(m.Path, l.ws) || !l.maskedPlace(m.Path) || !exists(m.Src) {
+			// A toolchain removed since the run started is left out
+			// rather than failing every start of the sandbox.
 			continue
 		}
 		a = append(a, "--ro-bind", m.Src, m.Path)
 		shown[m.Path] = true
 	}
 	for _, mk := range v.tools.masks {
-		if !l.maskedPlace(mk.path) || !shownUnder(shown, mk.path) {
+		if !l.maskedPlace(mk.path) || !shownUnder(shown, mk.path) || !exists(mk.src) {
 			continue
 		}
 		if mk.dir {
@@ -122,4 +128,9 @@ func (l layout) maskedPlace(p string) bool {
 		}
 	}
 	return false
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

@@ -47,7 +47,8 @@ type Toolchains struct {
 // mask is one denylisted path inside a mount, as seen inside.
 type mask struct {
 	path string
-	dir  bool // a folder (masked with a tmpfs), else a file (/dev/null)
+	src  string // the host path it masks
+	dir  bool   // a folder (masked with a tmpfs), else a file (/dev/null)
 }
 
 // Env is the operator's environment as discovery reads it.
@@ -310,8 +311,7 @@ func (d *discovery) mountable(p string) bool {
 }
 
 // finish drops mounts inside another (they are shown by it), keeping the
-// order they were found in, and lists the denylisted paths inside them to
-// mask, as seen inside.
+// order they were found in, and lists the denylisted paths inside them.
 func (d *discovery) finish() {
 	var kept []Mount
 	for _, m := range d.tc.Mounts {
@@ -327,9 +327,18 @@ func (d *discovery) finish() {
 		}
 	}
 	d.tc.Mounts = kept
+	d.tc.remask(d.denied)
+}
+
+// remask lists the denylisted paths (denied, existing now) inside the
+// mounts, as seen inside. It runs at discovery and again at every start
+// of the sandbox, so that a credential file made during the run (a
+// `cargo login` in another terminal) is masked from the next start on.
+func (t *Toolchains) remask(denied []string) {
+	t.Masks, t.masks = nil, nil
 	seen := map[string]bool{}
-	for _, m := range kept {
-		inside, _ := deniedWithin(d.denied, m.Src)
+	for _, m := range t.Mounts {
+		inside, _ := deniedWithin(denied, m.Src)
 		for _, den := range inside {
 			rel, err := filepath.Rel(m.Src, den)
 			fi, lerr := os.Lstat(den)
@@ -340,8 +349,8 @@ func (d *discovery) finish() {
 				continue
 			}
 			seen[at] = true
-			d.tc.Masks = append(d.tc.Masks, at)
-			d.tc.masks = append(d.tc.masks, mask{path: at, dir: fi.IsDir()})
+			t.Masks = append(t.Masks, at)
+			t.masks = append(t.masks, mask{path: at, src: den, dir: fi.IsDir()})
 		}
 	}
 }

@@ -273,6 +273,21 @@ func TestSandboxShowsToolchainsReadOnlyAndNoCredentials(t *testing.T) {
 	if code, out := sh("ls " + filepath.Dir(cacheDir)); code == 0 && strings.TrimSpace(out) != filepath.Base(cacheDir) {
 		t.Errorf("other workspaces' caches are visible: %s", out)
 	}
+	// A credential file made during the run (a `cargo login` elsewhere) is
+	// masked from the sandbox's next start on; a .git made on the host
+	// restarts it. So is a removed cache folder made again.
+	if err := os.WriteFile(filepath.Join(home, ".cargo/credentials"), []byte("LATE-SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(cacheDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, out := sh("cat " + filepath.Join(home, ".cargo/credentials") + "; echo x > $GOCACHE/again && echo wrote"); strings.Contains(out, "LATE-SECRET") || !strings.Contains(out, "wrote") {
+		t.Errorf("after a restart: %s", out)
+	}
 }
 
 func TestReportSaysWhatIsMountedAndMissing(t *testing.T) {
