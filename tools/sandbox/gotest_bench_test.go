@@ -38,19 +38,20 @@ func benchModule(b *testing.B) string {
 const goTestCommand = "go test -count=1 ./..."
 
 // BenchmarkGoTestWarm compares a warm `go test` of a small module on the
-// host (the operator's own warm GOCACHE) with the same command's second
-// run in the sandbox (the workspace's own cache, warmed by the first run,
-// untimed). Issue 27 asks for the sandbox within 1.5x of the host.
+// host (the operator's own warm GOCACHE, and a cache of its own warmed by
+// a first run) with the same command's second run in the sandbox (the
+// workspace's own cache, warmed by the first run, untimed). Issue 27 asks
+// for the sandbox within 1.5x of the host.
 func BenchmarkGoTestWarm(b *testing.B) {
 	if _, err := exec.LookPath("go"); err != nil {
 		b.Skip("no go on PATH")
 	}
-	b.Run("host", func(b *testing.B) {
+	host := func(b *testing.B, extraEnv ...string) {
 		ws := benchModule(b)
 		run := func() {
 			cmd := exec.Command("sh", "-c", goTestCommand)
 			cmd.Dir = ws
-			cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+			cmd.Env = append(append(os.Environ(), "GOTOOLCHAIN=local"), extraEnv...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("%v\n%s", err, out)
 			}
@@ -59,7 +60,12 @@ func BenchmarkGoTestWarm(b *testing.B) {
 		for b.Loop() {
 			run()
 		}
-	})
+	}
+	// The operator's own GOCACHE, as it is (here shared and large).
+	b.Run("host", func(b *testing.B) { host(b) })
+	// A GOCACHE of the benchmark's own, warmed by the first run as the
+	// sandbox's is: the like-for-like comparison.
+	b.Run("host-own-cache", func(b *testing.B) { host(b, "GOCACHE="+b.TempDir()) })
 	b.Run("sandbox", func(b *testing.B) {
 		needBwrap(b)
 		b.Setenv("XDG_CACHE_HOME", b.TempDir())

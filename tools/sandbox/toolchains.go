@@ -64,10 +64,12 @@ type discovery struct {
 }
 
 // DiscoverToolchains finds the operator's toolchains from env (the
-// operator's environment, os.Getenv in production) for a sandbox of
-// workspace ws (canonical), with the operator's sandbox.readOnly paths
-// (canonical, from the policy) added. It runs `go env` once, bounded by
-// ctx and goEnvTimeout, outside the workspace.
+// operator's environment, os.Getenv in production: the toolchains'
+// variables and PATH; the home folders and Guildhall's own folders come
+// from the process's environment, as for the rest of the sandbox) for a
+// sandbox of workspace ws (canonical), with the operator's
+// sandbox.readOnly paths (canonical, from the policy) added. It runs
+// `go env` once, bounded by ctx and goEnvTimeout, outside the workspace.
 func DiscoverToolchains(ctx context.Context, env Env, ws string, readOnly []string) Toolchains {
 	h := hostPaths()
 	d := &discovery{ws: ws, homes: h.homes, denied: h.denied(), seen: map[string]bool{},
