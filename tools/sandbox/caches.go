@@ -86,9 +86,12 @@ func ensureCaches(ws string, goMod bool) ([]buildCache, error) {
 }
 
 // cacheEnv points env's cache variables at the workspace's caches: each
-// replaced, or added when env lacks it, except CARGO_TARGET_DIR, which is
-// replaced only when it names a folder outside the workspace.
-func cacheEnv(env []string, caches []buildCache, ws string) []string {
+// replaced, or added when env lacks it, except where env names a folder
+// the command may write anyway (writable: the workspace, an operator's
+// writable path, such as the benchmark harness's shared build cache),
+// which is kept. CARGO_TARGET_DIR is only ever replaced, never added:
+// cargo's default, target/ in the workspace, is writable already.
+func cacheEnv(env []string, caches []buildCache, writable func(string) bool) []string {
 	if len(caches) == 0 {
 		return env
 	}
@@ -96,6 +99,7 @@ func cacheEnv(env []string, caches []buildCache, ws string) []string {
 	for _, c := range caches {
 		path[c.env] = c.path
 	}
+	kept := map[string]bool{}
 	out := make([]string, 0, len(env)+len(caches))
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
@@ -103,16 +107,17 @@ func cacheEnv(env []string, caches []buildCache, ws string) []string {
 			out = append(out, kv)
 			continue
 		}
-		if name == "CARGO_TARGET_DIR" {
-			if filepath.IsAbs(val) && !within(filepath.Clean(val), ws) {
-				out = append(out, name+"="+path[name])
-			} else {
-				out = append(out, kv)
-			}
+		if !filepath.IsAbs(val) || writable(filepath.Clean(val)) {
+			// A relative path is the workspace's (the command's folder).
+			out = append(out, kv)
+			kept[name] = true
+		} else if name == "CARGO_TARGET_DIR" {
+			out = append(out, name+"="+path[name])
+			kept[name] = true
 		}
 	}
 	for _, c := range caches {
-		if c.env != "CARGO_TARGET_DIR" {
+		if !kept[c.env] && c.env != "CARGO_TARGET_DIR" {
 			out = append(out, c.env+"="+c.path)
 		}
 	}

@@ -9,6 +9,7 @@ package sandbox
 import (
 	"context"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -30,12 +31,24 @@ func goProxyAllowed(p Policy) bool {
 	return p.Network() == NetworkAllowlist && ok
 }
 
-// env points env's cache variables at the workspace's caches, and, when
-// go may download, lets it (goDownloadEnv).
-func (v *hostView) env(env []string, ws string) []string {
-	env = cacheEnv(env, v.caches, ws)
+// env points env's cache variables at the workspace's caches (where they
+// do not name a folder the command may write anyway), and, when go may
+// download into the workspace's module cache, lets it (goDownloadEnv).
+func (v *hostView) env(env []string, p Policy, ws string) []string {
+	writable := func(d string) bool {
+		if within(d, ws) && p.Mode() != ReadOnly {
+			return true
+		}
+		for _, w := range p.Writable() {
+			if within(d, w) {
+				return true
+			}
+		}
+		return false
+	}
+	env = cacheEnv(env, v.caches, writable)
 	for _, c := range v.caches {
-		if c.env == goModKind.env {
+		if c.env == goModKind.env && slices.Contains(env, c.env+"="+c.path) {
 			return goDownloadEnv(env, v.goModCache)
 		}
 	}

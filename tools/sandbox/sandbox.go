@@ -192,7 +192,7 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
 	if s.view != nil {
-		env = s.view.env(env, s.opts.Workspace)
+		env = s.view.env(env, s.opts.Policy, s.opts.Workspace)
 	}
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)

@@ -203,14 +203,15 @@ func TestCheckReadOnly(t *testing.T) {
 
 func TestCacheEnvPointsBuildsAtTheWorkspacesCaches(t *testing.T) {
 	caches := []buildCache{{env: "GOCACHE", path: "/c/go-build"}, {env: "CARGO_TARGET_DIR", path: "/c/cargo-target"}, {env: "UV_CACHE_DIR", path: "/c/uv"}}
-	got := cacheEnv([]string{"PATH=/bin", "GOCACHE=/root/.cache/go-build", "CARGO_TARGET_DIR=/srv/target"}, caches, "/ws")
-	want := "PATH=/bin CARGO_TARGET_DIR=/c/cargo-target GOCACHE=/c/go-build UV_CACHE_DIR=/c/uv"
-	if strings.Join(got, " ") != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	got = cacheEnv([]string{"CARGO_TARGET_DIR=/ws/out"}, caches, "/ws")
-	if strings.Join(got, " ") != "CARGO_TARGET_DIR=/ws/out GOCACHE=/c/go-build UV_CACHE_DIR=/c/uv" {
-		t.Errorf("a target dir inside the workspace was moved: %q", got)
+	writable := func(p string) bool { return within(p, "/ws") || within(p, "/shared") }
+	for _, c := range []struct{ in, want string }{
+		{"PATH=/bin GOCACHE=/root/.cache/go-build CARGO_TARGET_DIR=/srv/target", "PATH=/bin CARGO_TARGET_DIR=/c/cargo-target GOCACHE=/c/go-build UV_CACHE_DIR=/c/uv"},
+		{"CARGO_TARGET_DIR=/ws/out", "CARGO_TARGET_DIR=/ws/out GOCACHE=/c/go-build UV_CACHE_DIR=/c/uv"},
+		{"CARGO_TARGET_DIR=out GOCACHE=/shared/go-build", "CARGO_TARGET_DIR=out GOCACHE=/shared/go-build UV_CACHE_DIR=/c/uv"},
+	} {
+		if got := strings.Join(cacheEnv(strings.Fields(c.in), caches, writable), " "); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 
