@@ -21,7 +21,10 @@ type ModelInfo struct {
 
 // ModelInfo describes the session's model for a console.
 func (s *Session) ModelInfo() ModelInfo {
+	// Reconfigure (the console's endpoint settings) replaces it.
+	s.mu.Lock()
 	d := s.cfg.Deployment
+	s.mu.Unlock()
 	if d == nil {
 		return ModelInfo{}
 	}

@@ -23,10 +23,7 @@ import (
 )
 
 func TestEgressDeploymentValidation(t *testing.T) {
-	cases := []struct {
-		name, json string
-		want       []string
-	}{
+	cases := []badDeployment{
 		{"unknown network", `{"sandbox": {"network": "on"}}`, []string{"d.json:1:25", `sandbox.network "on" is not one of off (the default), allowlist`}},
 		{"bad pattern", "{\"sandbox\": {\"network\": \"allowlist\",\n  \"allow\": [\"pypi.org\", \"*\"]}}", []string{"d.json:2:25", `sandbox.allow[1] "*"`, "turns the allowlist off"}},
 		{"a URL is not a pattern", `{"sandbox": {"network": "allowlist", "allow": ["https://pypi.org/simple"]}}`, []string{`sandbox.allow[0]`, "not a URL"}},
@@ -41,19 +38,7 @@ func TestEgressDeploymentValidation(t *testing.T) {
 		{"kagi endpoint is fixed", "{\"webSearch\": {\"provider\": \"kagi\",\n \"endpoint\": \"https://evil.example/\"}}", []string{"d.json:2:14", "the Kagi key is sent to https://kagi.com/api/v0/search only"}},
 		{"a key in the file", `{"webSearch": {"provider": "kagi", "apiKey": "k"}}`, []string{"looks like a credential"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDeployment("d.json", []byte(tc.json))
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
-	}
+	checkBadDeployments(t, cases)
 }
 
 func TestEgressPolicyFromDeployment(t *testing.T) {

@@ -81,10 +81,7 @@ func TestGuildValidationErrorsCarryPositions(t *testing.T) {
 }
 
 func TestDeploymentValidation(t *testing.T) {
-	cases := []struct {
-		name, json string
-		want       []string
-	}{
+	cases := []badDeployment{
 		{"api key refused", "{\"model\": {\n  \"apiKey\": \"sk-123\"}}", []string{"d.json:2:3", "credential", "OPENAI_API_KEY"}},
 		{"unknown nested key", `{"executor": {"interruptTriggers": {"everyToolCall": 3}}}`, []string{"d.json:1:", `unknown key "everyToolCall"`, "everyToolCalls"}},
 		{"bad threshold", `{"executor": {"contextPressureThreshold": 1.5}}`, []string{"contextPressureThreshold must be a fraction"}},
@@ -97,19 +94,7 @@ func TestDeploymentValidation(t *testing.T) {
 		{"bad currency", `{"model": {"price": {"input": 1, "output": 2, "currency": "dollars"}}}`, []string{`currency "dollars" is not a three-letter currency code`}},
 		{"unknown price key", `{"model": {"price": {"prompt": 1}}}`, []string{`unknown key "prompt"`}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDeployment("d.json", []byte(tc.json))
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
-	}
+	checkBadDeployments(t, cases)
 }
 
 func TestDeploymentDefaultsAndOptIns(t *testing.T) {
@@ -126,5 +111,29 @@ func TestDeploymentDefaultsAndOptIns(t *testing.T) {
 	g := testGuild(t)
 	if err := d.CheckAgainstGuild(g); err == nil || !strings.Contains(err.Error(), `"context_manager"`) {
 		t.Fatalf("a handler role missing from the guild must be an error, got %v", err)
+	}
+}
+
+// badDeployment is a deployment.json that ParseDeployment must refuse, with
+// the substrings its error must hold (each must appear).
+type badDeployment struct {
+	name, json string
+	want       []string
+}
+
+func checkBadDeployments(t *testing.T, cases []badDeployment) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseDeployment("d.json", []byte(tc.json))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

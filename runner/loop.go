@@ -149,6 +149,9 @@ func (r *Run) continueTurn(ctx context.Context, f *Frame) (event.Card, bool, err
 			}
 			r.markDispatch(f, call)
 			content = r.dispatch(ctx, f, call, p.AssistantText)
+			if err := r.sandboxTampered(); err != nil {
+				return event.Card{}, false, err
+			}
 		}
 		f.History = append(f.History, provider.Message{Role: "tool", Content: content, ToolCallID: call.ID, ToolName: call.Name})
 		f.ToolCalls++

@@ -22,10 +22,7 @@ import (
 )
 
 func TestMCPDeploymentValidation(t *testing.T) {
-	cases := []struct {
-		name, json string
-		want       []string
-	}{
+	cases := []badDeployment{
 		{"bad name", `{"mcpServers": {"1fs": {"command": "x"}}}`, []string{"d.json:1:17", `mcpServers key "1fs"`}},
 		{"built-in name", `{"mcpServers": {"run_shell": {"command": "x"}}}`, []string{"name of a built-in tool"}},
 		{"typo", "{\"mcpServers\": {\"fs\": {\n  \"comand\": \"x\"}}}", []string{"d.json:2:3", `unknown key "comand"`, `did you mean "command"`}},
@@ -38,19 +35,7 @@ func TestMCPDeploymentValidation(t *testing.T) {
 		{"credential beside a server", `{"mcpServers": {"fs": {"command": "x", "apiKey": "k"}}}`, []string{"looks like a credential"}},
 		{"url credentials", `{"mcpServers": {"gh": {"url": "https://u:p@x/"}}}`, []string{"carries a user name or password"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDeployment("d.json", []byte(tc.json))
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
-	}
+	checkBadDeployments(t, cases)
 }
 
 // A server's env and headers are where its tokens go: names like TOKEN

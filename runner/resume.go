@@ -188,12 +188,8 @@ func readBacklog(ws store.Workspace, id string) ([]event.Event, int) {
 // the agent call it awaits.
 func (r *Run) ExecuteResumed(ctx context.Context) (Outcome, error) {
 	defer r.close()
-	r.warmSandbox()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := r.begin(ctx)
 	defer cancel()
-	r.ctl.mu.Lock()
-	r.ctl.cancel = cancel
-	r.ctl.mu.Unlock()
 	for _, f := range r.stack {
 		if !r.loggedStart[f.RoleID] {
 			r.emitRoleStart(f)

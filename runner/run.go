@@ -395,16 +395,23 @@ func (r *Run) newFrame(role, task string, parent *Frame) *Frame {
 // cancelled ctx stops the run at the next safe point, leaving it resumable.
 func (r *Run) Execute(ctx context.Context) (Outcome, error) {
 	defer r.close()
-	r.warmSandbox()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := r.begin(ctx)
 	defer cancel()
-	r.ctl.mu.Lock()
-	r.ctl.cancel = cancel
-	r.ctl.mu.Unlock()
 	entry := r.stack[0]
 	r.emitRoleStart(entry)
 	card, err := r.runFrame(ctx, entry)
 	return r.conclude(card, err)
+}
+
+// begin starts the sandbox warming and makes ctx cancellable by the
+// run's controls (stop, pause), for Execute and ExecuteResumed alike.
+func (r *Run) begin(ctx context.Context) (context.Context, context.CancelFunc) {
+	r.warmSandbox()
+	ctx, cancel := context.WithCancel(ctx)
+	r.ctl.mu.Lock()
+	r.ctl.cancel = cancel
+	r.ctl.mu.Unlock()
+	return ctx, cancel
 }
 
 func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
@@ -422,6 +429,11 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 		// A fresh run holds nothing worth resuming: it ends marked, with
 		// no checkpoint, so nothing offers to resume it later.
 		card, err = endpointCard(r.unanswered), nil
+		r.unwindAll(card)
+	}
+	var tamper *sandbox.TamperedError
+	if errors.As(err, &tamper) {
+		card, err = tamperedCard(tamper), nil
 		r.unwindAll(card)
 	}
 	if errors.Is(err, errHalted) {

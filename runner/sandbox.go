@@ -57,6 +57,9 @@ func checkSandboxValues(c *checker, root *jnode, d *Deployment) {
 			c.errorf(item("readOnly", i), "sandbox.readOnly[%d] %q: %v", i, r, err)
 		}
 	}
+	if err := s.Limits.Check(); err != nil {
+		c.errorf(at("limits"), "%v", err)
+	}
 }
 
 // openSandbox prepares the run's sandbox from the deployment's policy. It
@@ -106,4 +109,24 @@ func (r *Run) closeSandbox() {
 	if r.sb != nil {
 		_ = r.sb.Close()
 	}
+}
+
+// SandboxTamperedKind is the error kind of a run stopped because a
+// command broke into its sandbox: a frame on the sandbox helper's channel
+// was not the helper's, so no command result of the run can be trusted.
+const SandboxTamperedKind = "sandbox_tampered"
+
+// sandboxTampered is the sandbox's TamperedError once a command broke in,
+// else nil. It is checked after every tool call: the run stops there.
+func (r *Run) sandboxTampered() error {
+	if r.sb == nil {
+		return nil
+	}
+	return r.sb.Tampered()
+}
+
+// tamperedCard is the card of a run its sandbox's break-in stopped.
+func tamperedCard(err error) event.Card {
+	return errorCard(SandboxTamperedKind, "The run stopped: "+err.Error()+
+		". A process in the sandbox wrote on the channel that carries command results; treat the workspace as hostile and look at the run's last commands (`guildhall show`) before running anything from it.")
 }

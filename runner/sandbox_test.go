@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -15,10 +14,7 @@ func TestDeploymentSandboxValidation(t *testing.T) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name, json string
-		want       []string
-	}{
+	cases := []badDeployment{
 		{"bad mode", "{\"sandbox\": {\n  \"mode\": \"full\"}}", []string{"d.json:2:11", `sandbox.mode "full" is not one of workspace-write (the default), read-only, none`}},
 		{"empty mode", `{"sandbox": {"mode": ""}}`, []string{`sandbox.mode "" is not one of`}},
 		{"bad network", `{"sandbox": {"network": "on"}}`, []string{`sandbox.network "on" is not one of off (the default), allowlist`}},
@@ -31,21 +27,11 @@ func TestDeploymentSandboxValidation(t *testing.T) {
 		{"relative read-only path", "{\"sandbox\": {\"readOnly\": [\n  \"opt\"]}}", []string{"d.json:2:3", `sandbox.readOnly[0] "opt": a read-only path must be absolute`}},
 		{"home shown", `{"sandbox": {"readOnly": ["` + home + `"]}}`, []string{`sandbox.readOnly[0]`, "would show your home folder"}},
 		{"unknown key", `{"sandbox": {"writeable": []}}`, []string{`unknown key "writeable"`}},
+		{"negative limit", "{\"sandbox\": {\"limits\":\n  {\"processes\": -5}}}", []string{"d.json:2:3", "sandbox.limits.processes -5 must be a positive number (0 or absent for the default, 1024)"}},
+		{"unknown limit", `{"sandbox": {"limits": {"memory": 5}}}`, []string{`unknown key "memory"`}},
 		{"wrong type", `{"sandbox": {"allow": "pypi.org"}}`, []string{"must be a []string"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDeployment("d.json", []byte(tc.json))
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
-	}
+	checkBadDeployments(t, cases)
 	d, err := ParseDeployment("d.json", []byte(`{"sandbox": {"network": "allowlist", "allow": ["proxy.golang.org", "sum.golang.org"], "writable": ["`+cache+`"]}}`))
 	if err != nil {
 		t.Fatal(err)

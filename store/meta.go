@@ -204,13 +204,19 @@ func (w Workspace) RunDir(id string) (string, error) {
 	return filepath.Join(w.Runs(), id), nil
 }
 
-// ReadMeta reads and validates a run's meta.json.
-func (w Workspace) ReadMeta(id string) (*Meta, error) {
+// readRunRecord reads the record name in run id's folder, capped at limit,
+// with ReadRecord's refusal of links, devices and oversized files.
+func (w Workspace) readRunRecord(id, name string, limit int64) ([]byte, error) {
 	dir, err := w.RunDir(id)
 	if err != nil {
 		return nil, err
 	}
-	b, err := ReadRecord(filepath.Join(dir, MetaFile), MaxMetaBytes)
+	return ReadRecord(filepath.Join(dir, name), limit)
+}
+
+// ReadMeta reads and validates a run's meta.json.
+func (w Workspace) ReadMeta(id string) (*Meta, error) {
+	b, err := w.readRunRecord(id, MetaFile, MaxMetaBytes)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
@@ -303,11 +309,7 @@ func (w Workspace) ListRunIDs() ([]string, error) {
 
 // ReadSummary returns summary.txt of a run, trimmed, or "" when absent.
 func (w Workspace) ReadSummary(id string) string {
-	dir, err := w.RunDir(id)
-	if err != nil {
-		return ""
-	}
-	b, err := ReadRecord(filepath.Join(dir, SummaryFile), MaxSummaryBytes)
+	b, err := w.readRunRecord(id, SummaryFile, MaxSummaryBytes)
 	if err != nil {
 		return ""
 	}
@@ -318,11 +320,7 @@ func (w Workspace) ReadSummary(id string) string {
 // plan that is a link, a FIFO, a device or over MaxPlanBytes is a
 // *RecordError, and not read.
 func (w Workspace) ReadPlan(id string) ([]byte, error) {
-	dir, err := w.RunDir(id)
-	if err != nil {
-		return nil, err
-	}
-	return ReadRecord(filepath.Join(dir, PlanFile), MaxPlanBytes)
+	return w.readRunRecord(id, PlanFile, MaxPlanBytes)
 }
 
 // LogPath is the path of a run's log.jsonl (id must be valid).
@@ -348,11 +346,7 @@ func (w Workspace) WriteState(id string, data []byte) error {
 // this workspace's seal; a checkpoint that does not is foreign and must
 // never be resumed.
 func (w Workspace) ReadState(id string) (data []byte, sealed bool, err error) {
-	dir, err := w.RunDir(id)
-	if err != nil {
-		return nil, false, err
-	}
-	data, err = ReadRecord(filepath.Join(dir, StateFile), MaxStateBytes)
+	data, err = w.readRunRecord(id, StateFile, MaxStateBytes)
 	if err != nil {
 		return nil, false, err
 	}
@@ -388,11 +382,7 @@ func (w Workspace) WritePauseMarker(id string, at time.Time) error {
 // PauseMarked reports whether run id carries a pause marker this
 // workspace's seal vouches for. A planted marker is ignored.
 func (w Workspace) PauseMarked(id string) bool {
-	dir, err := w.RunDir(id)
-	if err != nil {
-		return false
-	}
-	b, err := ReadRecord(filepath.Join(dir, PauseFile), MaxSmallRecordBytes)
+	b, err := w.readRunRecord(id, PauseFile, MaxSmallRecordBytes)
 	return err == nil && w.Seal.Check(SealPause, id, b)
 }
 

@@ -147,11 +147,7 @@ var ErrUndoForeign = errors.New("its undo record is not sealed by you (it was pl
 // ReadUndo reads run id's undo.json. A missing record is fs.ErrNotExist;
 // one that is not sealed comes back with Foreign set.
 func (w Workspace) ReadUndo(id string) (*Undo, error) {
-	dir, err := w.RunDir(id)
-	if err != nil {
-		return nil, err
-	}
-	b, err := ReadRecord(filepath.Join(dir, UndoFile), MaxUndoBytes)
+	b, err := w.readRunRecord(id, UndoFile, MaxUndoBytes)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}

@@ -66,6 +66,9 @@ func (c checker) Call(ctx context.Context, env *Env, args json.RawMessage) Resul
 	results := []checkerResult{}
 	for i, command := range a.Commands {
 		res, err := shellCall(ctx, env, command, timeout)
+		if r, ok := tamperedResult(err, map[string]any{"command": command, "results": results}); ok {
+			return r
+		}
 		switch {
 		case errors.Is(err, errCancelled):
 			results = append(results, entry(command, res))

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/guildhall/guildhall/internal/runetext"
 	"github.com/guildhall/guildhall/tools/egress"
 )
 
@@ -314,7 +315,7 @@ func classifyContent(ctype string, body []byte) (contentKind, string) {
 // flatLine flattens s to one line of at most n characters.
 func flatLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if t, cut := cutRunes(s, n); cut {
+	if t, cut := runetext.Cut(s, n); cut {
 		return t + "…"
 	}
 	return s

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // projectDocs limits: bytes read per file, characters kept per file.
@@ -64,7 +66,7 @@ func readProjectDoc(ws *Workspace, given, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	text := decodeUTF8(data)
+	text := runetext.Decode(data)
 	text, charsCut := capChars(text, projectDocMaxChars)
 	if cut && !charsCut {
 		text += fmt.Sprintf("\n[… truncated: the file is %d bytes; only the first %d were read]", size, projectDocMaxBytes)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // readFileMaxBytes caps what read_file reads of one file.
@@ -33,7 +35,7 @@ func (readFile) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 		return OK(map[string]any{"path": a.Path, "binary": true, "size": size,
 			"content": fmt.Sprintf("[binary file, %d bytes, not shown]", size)})
 	}
-	content := decodeUTF8(data)
+	content := runetext.Decode(data)
 	if truncated {
 		content += fmt.Sprintf("\n[… truncated: file is %d bytes, only the first %d were read; use read_file_partial for the rest]", size, readFileMaxBytes)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // read_file_partial limits: lines per call, characters per line, and
@@ -70,8 +72,8 @@ func (readFilePartial) Call(ctx context.Context, env *Env, args json.RawMessage)
 		if looksBinary(line) {
 			binary = true
 		}
-		text := decodeUTF8(line)
-		if t, cut := cutRunes(text, partialMaxLineChars); cut || long {
+		text := runetext.Decode(line)
+		if t, cut := runetext.Cut(text, partialMaxLineChars); cut || long {
 			text = t + " [… line truncated]"
 		}
 		if chars+len(text) > partialMaxChars {

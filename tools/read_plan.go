@@ -7,6 +7,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/guildhall/guildhall/internal/runetext"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -50,7 +51,7 @@ func (readPlan) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 	if err != nil {
 		return runFail("plan for "+runID, classify(err))
 	}
-	text := decodeUTF8(data)
+	text := runetext.Decode(data)
 	total := utf8.RuneCountInString(text)
 	content, truncated := capChars(text, planMaxChars)
 	return OK(map[string]any{"runId": runID, "content": content, "truncated": truncated, "totalChars": total})

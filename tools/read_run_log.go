@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/guildhall/guildhall/internal/runetext"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -110,7 +111,7 @@ func toLogEvent(seq int64, rec []byte) logEvent {
 		ev.Payload = line.Payload
 		return ev
 	}
-	text, _ := capChars(decodeUTF8(line.Payload), runLogPayloadChars)
+	text, _ := capChars(runetext.Decode(line.Payload), runLogPayloadChars)
 	ev.Payload, ev.PayloadTruncated = text, true
 	return ev
 }

@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // repo_map limits.
@@ -80,7 +82,7 @@ func (repoMap) Call(ctx context.Context, env *Env, args json.RawMessage) Result 
 		var block strings.Builder
 		block.WriteString(p + "\n")
 		for _, d := range decls {
-			if t, c := cutRunes(d, repoMapMaxDeclChars); c {
+			if t, c := runetext.Cut(d, repoMapMaxDeclChars); c {
 				d = t + "…"
 			}
 			block.WriteString("  " + d + "\n")
@@ -222,6 +224,6 @@ func lineDecls(src []byte, re *regexp.Regexp, head func(string) string) []string
 		if !re.Match(line) {
 			continue
 		}
-		out = append(out, strings.TrimSpace(head(decodeUTF8(line))))
+		out = append(out, strings.TrimSpace(head(runetext.Decode(line))))
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // runShell is run_shell {command, timeoutSeconds?} → {exitCode, stdout,
-// stderr, timedOut}. The command runs in the embedded shell interpreter
+// stderr, timedOut}. The command runs with /bin/sh -c
 // (see shellCall). A non-zero exit, a syntax error included, is a normal
 // result.
 type runShell struct{}
@@ -28,6 +28,9 @@ func (runShell) Call(ctx context.Context, env *Env, args json.RawMessage) Result
 		return *r
 	}
 	res, err := shellCall(ctx, env, a.Command, timeout)
+	if r, ok := tamperedResult(err, nil); ok {
+		return r
+	}
 	switch {
 	case errors.Is(err, errCancelled):
 		return Result{Kind: KindError, Message: "the command was cancelled and every process it started was killed", Details: res}

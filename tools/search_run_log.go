@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // search_run_log limits.
@@ -88,7 +90,7 @@ func excerpt(rec []byte, at, n int) string {
 	if end < len(rec) {
 		s += "…"
 	}
-	out, _ := cutRunes(s, runLogPayloadChars)
+	out, _ := runetext.Cut(s, runLogPayloadChars)
 	return out
 }
 

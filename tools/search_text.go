@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // search_text limits.
@@ -152,7 +154,7 @@ func (s *searcher) file(ctx context.Context, rel string) {
 			s.truncated = true
 			return
 		}
-		text, cut := cutRunes(decodeUTF8(line), searchMaxLineChars)
+		text, cut := runetext.Cut(runetext.Decode(line), searchMaxLineChars)
 		if cut {
 			text += " [… line truncated]"
 		}

@@ -9,11 +9,10 @@ import (
 	"github.com/guildhall/guildhall/tools/shell"
 )
 
-// shellCall runs command in the embedded shell interpreter (tools/shell)
-// in the workspace, through the run's sandbox: inside the sandbox's helper
-// when the policy confines, in this process when it is none. Either way
-// builtins such as echo, printf, cd and test cost no fork, a real program
-// costs one exec, and nothing the call started outlives it.
+// shellCall runs command with the host's `/bin/sh -c` (tools/shell) in
+// the workspace, through the run's sandbox: started by the sandbox's
+// helper when the policy confines, by this process when it is none.
+// Either way nothing the call started outlives it.
 func shellCall(ctx context.Context, env *Env, command string, timeout time.Duration) (procResult, error) {
 	if env.Sandbox == nil {
 		return procResult{}, errNoSandbox
@@ -35,6 +34,16 @@ func shellCall(ctx context.Context, env *Env, command string, timeout time.Durat
 // errNoSandbox refuses a command when the caller set up no sandbox: the
 // subprocess tools never run unconfined by omission.
 var errNoSandbox = &sandbox.StartError{Msg: "no sandbox was set up for this run, so the command was not run (a Guildhall bug)"}
+
+// tamperedResult is the result of a call whose sandbox was broken into
+// (sandbox.TamperedError); ok is false for any other error.
+func tamperedResult(err error, details any) (Result, bool) {
+	var te *sandbox.TamperedError
+	if !errors.As(err, &te) {
+		return Result{}, false
+	}
+	return Result{Kind: KindSandboxTampered, Message: te.Error(), Details: details}, true
+}
 
 // Canonical is the workspace folder with its symbolic links resolved, as
 // the sandbox mounts it.

@@ -9,49 +9,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
-
-// decodeUTF8 decodes b as UTF-8, replacing each malformed byte with U+FFFD.
-func decodeUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 16)
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n <= 1 {
-			sb.WriteRune(utf8.RuneError)
-			b = b[1:]
-			continue
-		}
-		sb.Write(b[:n])
-		b = b[n:]
-	}
-	return sb.String()
-}
-
-// cutRunes returns the first n characters of s and whether it cut.
-func cutRunes(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos], true
-		}
-		i++
-	}
-	return s, false
-}
 
 // capChars cuts s to n characters and appends a truncation marker naming
 // how many characters were left out.
 func capChars(s string, n int) (string, bool) {
-	head, cut := cutRunes(s, n)
+	head, cut := runetext.Cut(s, n)
 	if !cut {
 		return s, false
 	}

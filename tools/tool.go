@@ -39,6 +39,9 @@ const (
 	KindTimeout          = "timeout"
 	KindUnavailable      = "unavailable"
 	KindError            = "error"
+	// KindSandboxTampered is a command whose sandbox was broken into: a
+	// frame on the helper's channel was not the helper's. The run stops.
+	KindSandboxTampered = "sandbox_tampered"
 )
 
 // Result is a tool's outcome: {kind: "success", data} or {kind, message, details}.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/guildhall/guildhall/internal/runetext"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
@@ -24,13 +25,13 @@ import (
 func decodeBody(data []byte, contentType string, isHTML bool) string {
 	enc := bodyEncoding(data, contentType, isHTML)
 	if enc == nil || enc == xunicode.UTF8 || enc == encoding.Nop {
-		return decodeUTF8(data)
+		return runetext.Decode(data)
 	}
 	out, err := enc.NewDecoder().Bytes(data)
 	if err != nil {
-		return decodeUTF8(data)
+		return runetext.Decode(data)
 	}
-	return decodeUTF8(out)
+	return runetext.Decode(out)
 }
 
 func bodyEncoding(data []byte, contentType string, isHTML bool) encoding.Encoding {
@@ -238,7 +239,7 @@ func (w *textWriter) readTitle(z *html.Tokenizer) {
 		}
 	}
 	if w.title == "" {
-		w.title, _ = cutRunes(strings.Join(strings.Fields(cleanWebText(b.String())), " "), 300)
+		w.title, _ = runetext.Cut(strings.Join(strings.Fields(cleanWebText(b.String())), " "), 300)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/guildhall/guildhall/render/labelset"
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/runner/event"
-	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 )
@@ -26,22 +26,12 @@ import (
 func demoSession(t *testing.T) (*runner.Session, *runner.Guild) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := seed.CopyDemoWorkspace(dir); err != nil {
-		t.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	dm, err := demo.Setup(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := provider.ParseScript(seed.DemoScript())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
-	d.Executor.InterruptTriggers = nil
-	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
+	g := dm.Guild
+	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: dm.Deployment, Provider: dm.Provider})
 	if err != nil {
 		t.Fatal(err)
 	}

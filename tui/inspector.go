@@ -88,6 +88,7 @@ func (m *Model) inspectorBox(w int) []string {
 			keys = append(keys, "J", mode)
 		}
 	}
+	keys = append(keys, "Y", "copy raw")
 	body = append(body, hints(inner, keys...))
 	return boxed(title, body, w)
 }

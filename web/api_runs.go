@@ -168,6 +168,8 @@ type RunView struct {
 	// operator about its setup (text_tool_calls), the program's words.
 	NoAction bool     `json:"noAction,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// Meters are the model's name and context use (api_changes.go).
+	Meters *MetersView `json:"meters"`
 }
 
 func (s *Server) runView(runID string) (*RunView, int, string) {
@@ -214,6 +216,7 @@ func (s *Server) runView(runID string) (*RunView, int, string) {
 	out.NoAction, out.Notes = v.facts.noAction, append([]string(nil), v.facts.notes...)
 	out.Totals = render.CostStrip(v.model)
 	out.FlowVersion = v.model.Version
+	out.Meters = s.meters(v)
 	v.mu.Unlock()
 	out.InterruptPending = s.sess.InterruptPending(runID)
 	return out, 0, ""

@@ -14,7 +14,7 @@ import (
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
@@ -33,27 +33,16 @@ func demoServer(t *testing.T, ctx context.Context) (sess *runner.Session, url st
 func demoServerToken(t *testing.T, ctx context.Context) (*runner.Session, string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := seed.CopyDemoWorkspace(dir); err != nil {
-		t.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	dm, err := demo.Setup(dir, 0.2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := provider.ParseScript(seed.DemoScript())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	d.Executor.InterruptTriggers = nil
-	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0.2)})
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: dm.Guild, Deployment: dm.Deployment, Provider: dm.Provider})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sess.Close() })
-	srv, err := web.New(sess, g, "e2e")
+	srv, err := web.New(sess, dm.Guild, "e2e")
 	if err != nil {
 		t.Fatal(err)
 	}

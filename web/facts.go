@@ -85,6 +85,61 @@ type facts struct {
 	// its setup (the endpoint writes tool calls as text).
 	noAction bool
 	notes    []string
+	meters   meterFacts
+}
+
+// meterFacts is what the model meters read, as the terminal's do
+// (tui/meters.go): the model the run names, the role instance that called
+// it last, each instance's conversation after its latest call, and the
+// window a compaction reported.
+type meterFacts struct {
+	model   string
+	active  string
+	context map[string]int
+	window  int
+}
+
+// callUsage is the part of an llm_call payload the meters read.
+type callUsage struct {
+	RoleID string      `json:"roleId"`
+	Usage  event.Usage `json:"usage"`
+	Model  string      `json:"model"`
+}
+
+func (m *meterFacts) apply(e event.Event) {
+	switch e.Type {
+	case event.RunStarted:
+		var p event.RunStartedPayload
+		if e.Decode(&p) == nil && p.Model != "" {
+			m.model = p.Model
+		}
+	case event.LLMCallStart:
+		var p event.LLMCallStartPayload
+		if e.Decode(&p) == nil && p.RoleID != "" {
+			m.active = p.RoleID
+		}
+	case event.LLMCall:
+		var p callUsage
+		if e.Decode(&p) != nil {
+			return
+		}
+		if p.Model != "" {
+			m.model = p.Model
+		}
+		if p.RoleID != "" {
+			if m.context == nil {
+				m.context = map[string]int{}
+			}
+			// The next request carries the whole conversation: this
+			// prompt and the reply to it.
+			m.active, m.context[p.RoleID] = p.RoleID, p.Usage.PromptTokens+p.Usage.CompletionTokens
+		}
+	case event.ContextCompacted:
+		var p event.ContextCompactedPayload
+		if e.Decode(&p) == nil && p.ContextWindow > 0 {
+			m.window = p.ContextWindow
+		}
+	}
 }
 
 // StatusMark is one run-level status change (run_status).
@@ -103,6 +158,7 @@ func (f *facts) apply(e event.Event) {
 		f.recent[f.next] = entry
 		f.next = (f.next + 1) % recentEvents
 	}
+	f.meters.apply(e)
 	switch e.Type {
 	case event.AskHuman:
 		var p event.AskHumanPayload

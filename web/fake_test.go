@@ -183,6 +183,14 @@ func (f *fakeSession) Health() runner.HealthView { return f.health }
 
 func (f *fakeSession) Workspace() store.Workspace { return f.ws }
 
+// Changes: the fake's runs write no file, so nothing changed.
+func (f *fakeSession) Changes(ctx context.Context, runID string) (runner.Changes, error) {
+	return runner.Changes{RunID: runID, Source: runner.ChangesFromLog}, nil
+}
+
+// ModelInfo: the fake names no model beyond what its events carry.
+func (f *fakeSession) ModelInfo() runner.ModelInfo { return runner.ModelInfo{} }
+
 // addPastRun writes a finished run from one of render's log fixtures and
 // returns its id.
 func addPastRun(t *testing.T, ws store.Workspace, fixture string, mutate func(*store.Meta)) string {

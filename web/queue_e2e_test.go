@@ -8,8 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/provider"
-	"github.com/guildhall/guildhall/runner/seed"
+	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/web"
 	"github.com/guildhall/guildhall/web/webtest"
@@ -28,20 +27,11 @@ func TestBrowserQueueScreen(t *testing.T) {
 	defer cancel()
 
 	dir := t.TempDir()
-	if err := seed.CopyDemoWorkspace(dir); err != nil {
-		t.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed")
+	dm, err := demo.Setup(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := provider.ParseScript(seed.DemoScript())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
+	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: dm.Guild, Deployment: dm.Deployment, Provider: dm.Provider})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +70,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := web.New(sess, g, "e2e", web.WithQueue(sched))
+	srv, err := web.New(sess, dm.Guild, "e2e", web.WithQueue(sched))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +89,10 @@ func TestBrowserQueueScreen(t *testing.T) {
 	poll("the Queue tab", `[...document.querySelectorAll("nav.tabs button")].some((b) => b.textContent.startsWith("Queue"))`)
 	eval(`(() => { [...document.querySelectorAll("nav.tabs button")].find((b) => b.textContent.startsWith("Queue")).click(); return ""; })()`)
 	poll("the parked item", `document.querySelector('[data-queue-id="`+parked.ID+`"].queue-item--needs_input') !== null`)
+	// The tab counts in words (it read "Queue ?" with a task to answer).
+	if got := eval(`[...document.querySelectorAll("nav.tabs button")].find((b) => b.textContent.startsWith("Queue")).textContent`); got != "Queue (1 to answer)" {
+		t.Errorf("the Queue tab reads %q, want %q", got, "Queue (1 to answer)")
+	}
 
 	// Add a task: its first line is listed as text, Markdown marks and all.
 	if err := chromedp.Do(run, chromedp.SendKeys("#queue-task-input", "Write the **docs** <b>now</b>\nwith details")); err != nil {
@@ -108,6 +102,7 @@ func TestBrowserQueueScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll("the added task", `[...document.querySelectorAll(".queue-item--waiting .queue-task")].some((e) => e.textContent === "Write the **docs** <b>now</b>")`)
+	poll("the tab's counts", `[...document.querySelectorAll("nav.tabs button")].find((b) => b.textContent.startsWith("Queue")).textContent === "Queue (1 waiting, 1 to answer)"`)
 	if got := eval(`String(document.querySelectorAll(".queue-item--waiting .queue-task b, .queue-item--waiting .queue-task strong").length)`); got != "0" {
 		t.Errorf("the task line was rendered as markup: %s elements", got)
 	}

@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/guildhall/guildhall/runner"
@@ -41,34 +43,115 @@ type commonFlags struct {
 	// (meta.json's guildPath): it replaces the usual choice, but not an
 	// explicit --guild.
 	recordedGuild string
-	sandbox       sandboxFlags
-	budget        budgetFlags
+	// recordedEndpoint, set by resume, is the endpoint the run used
+	// (meta.json): it replaces the deployment's, but not a flag or an
+	// environment variable.
+	recordedEndpoint recordedEndpoint
+	sandbox          sandboxFlags
+	budget           budgetFlags
 	// ownsProcess is true when the command is the whole process (main),
 	// not a test calling it in-process.
 	ownsProcess bool
+	// detectedTheme is what the terminal's background said, once asked
+	// (consoleTheme).
+	detectedTheme string
 }
 
-func (c *commonFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.workspace, "workspace", ".", "workspace directory the run works in")
-	fs.StringVar(&c.guild, "guild", "", "guild folder (default: the workspace's guild/ once trusted, else ~/.config/guildhall/guild/, else the embedded seed guild)")
-	fs.StringVar(&c.deployment, "deployment", "", "deployment file (default: the workspace's deployment.json once trusted, layered over ~/.config/guildhall/deployment.json and the built-in defaults)")
-	fs.StringVar(&c.provider, "provider", "", "model wire format: openai, openai-responses, anthropic or script")
-	fs.StringVar(&c.baseURL, "base-url", "", "model endpoint base URL, e.g. http://127.0.0.1:8080/v1")
-	fs.StringVar(&c.model, "model", "", "model name (overrides the deployment's model.name)")
-	fs.StringVar(&c.effort, "effort", "", "effort tier: quick, standard or thorough (default: project setting, else standard)")
-	fs.StringVar(&c.continues, "continue", "", "continue from a finished run (RUN_ID)")
-	fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
-	fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
-	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
-	fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
-	c.sandbox.register(fs)
-	c.budget.register(fs)
+// registerShared registers the named shared flags on fs. Each command
+// registers only the ones it reads (sharedFlagsOf), so that its --help
+// lists no flag it would ignore.
+func (c *commonFlags) registerShared(fs *pflag.FlagSet, names ...string) {
+	for _, name := range names {
+		switch name {
+		case "workspace":
+			fs.StringVar(&c.workspace, "workspace", ".", "workspace directory the run works in")
+		case "guild":
+			fs.StringVar(&c.guild, "guild", "", "guild folder (default: the workspace's guild/ once trusted, else ~/.config/guildhall/guild/, else the embedded seed guild)")
+		case "deployment":
+			fs.StringVar(&c.deployment, "deployment", "", "deployment file (default: the workspace's deployment.json once trusted, layered over ~/.config/guildhall/deployment.json and the built-in defaults)")
+		case "provider":
+			fs.StringVar(&c.provider, "provider", "", "model wire format: openai, openai-responses, anthropic or script")
+		case "base-url":
+			fs.StringVar(&c.baseURL, "base-url", "", "model endpoint base URL, e.g. http://127.0.0.1:8080/v1 (deployment.json's model.apiBase)")
+		case "model":
+			fs.StringVar(&c.model, "model", "", "model name (overrides the deployment's model.name)")
+		case "effort":
+			fs.StringVar(&c.effort, "effort", "", "effort tier: quick, standard or thorough (default: project setting, else standard)")
+		case "continue":
+			fs.StringVar(&c.continues, "continue", "", "continue from a finished run (RUN_ID)")
+		case "web":
+			fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
+		case "log-level":
+			fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
+		case "script":
+			fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
+		case "trust-workspace":
+			fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
+		case "sandbox":
+			c.sandbox.register(fs)
+		case "budget":
+			c.budget.register(fs)
+		default:
+			panic("guildhall: no shared flag " + name) // a typo in sharedFlagsOf, caught by its test
+		}
+	}
+}
+
+// The shared flags, by what reads them: loading a session (the workspace,
+// its configuration, the endpoint, the sandbox and the budget), and
+// starting a task.
+var (
+	loadFlags = []string{"workspace", "guild", "deployment", "trust-workspace", "provider", "base-url", "model", "script", "sandbox", "budget"}
+	taskFlags = []string{"effort", "continue", "log-level", "web"}
+)
+
+// sharedFlagsOf is the shared flags of each command, by its path. A
+// command not listed has none.
+func sharedFlagsOf(path string) []string {
+	switch path {
+	case "guildhall", "guildhall run":
+		return append(append([]string{}, loadFlags...), taskFlags...)
+	case "guildhall resume", "guildhall serve":
+		return append(append([]string{}, loadFlags...), "web")
+	case "guildhall queue run":
+		return loadFlags
+	case "guildhall check":
+		return []string{"workspace", "guild", "deployment", "trust-workspace", "provider", "base-url", "model", "script", "sandbox"}
+	case "guildhall demo":
+		return []string{"web", "sandbox", "effort", "log-level"}
+	case "guildhall attach":
+		return []string{"workspace", "effort"}
+	case "guildhall settings":
+		return []string{"workspace", "effort", "log-level"}
+	case "guildhall queue add":
+		return []string{"workspace", "effort", "log-level", "continue"}
+	case "guildhall bench":
+		// bench has its own repeatable --guild and --model.
+		return []string{"deployment", "provider", "base-url", "sandbox", "budget", "effort"}
+	case "guildhall runs", "guildhall show", "guildhall revert", "guildhall trust", "guildhall records adopt",
+		"guildhall queue", "guildhall queue ls", "guildhall queue mv", "guildhall queue rm",
+		"guildhall queue answer", "guildhall queue requeue", "guildhall queue reset",
+		"guildhall foundry run", "guildhall foundry promote":
+		return []string{"workspace"}
+	}
+	return nil
+}
+
+// registerSharedFlags gives every command of the tree its shared flags.
+func (c *commonFlags) registerSharedFlags(cmd *cobra.Command) {
+	c.registerShared(cmd.Flags(), sharedFlagsOf(cmd.CommandPath())...)
+	for _, sub := range cmd.Commands() {
+		c.registerSharedFlags(sub)
+	}
 }
 
 // setup is everything a run needs, resolved from flags, files and the
 // environment.
 type setup struct {
-	workspace  string
+	workspace string
+	// ephemeral says the workspace is removed when the command ends (the
+	// demo's temporary copy): the console promises no resume.
+	ephemeral  bool
 	guild      *runner.Guild
 	deployment *runner.Deployment
 	provider   provider.Provider
@@ -349,18 +432,24 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 	if err := d.ApplyOriginalEnv(os.Getenv); err != nil {
 		return usageErr(err)
 	}
-	set := func(dst *string, path, flagName, flag, env string) {
+	rec := c.recordedEndpoint
+	set := func(dst *string, path, flagName, flag, env, recorded string) {
 		if flag != "" {
 			*dst = flag
 			d.SetOrigin(path, "--"+flagName)
 		} else if v := os.Getenv(env); v != "" {
 			*dst = v
 			d.SetOrigin(path, env)
+		} else if recorded != "" && !strings.HasPrefix(d.Origin(path), "ORCHESTRATOR_") {
+			// The original system's variables (ApplyOriginalEnv, above)
+			// are the environment too: they beat the record.
+			*dst = recorded
+			d.SetOrigin(path, "run "+rec.runID)
 		}
 	}
-	set(&d.Model.Provider, "model.provider", "provider", c.provider, "GUILDHALL_PROVIDER")
-	set(&d.Model.APIBase, "model.apiBase", "base-url", c.baseURL, "GUILDHALL_BASE_URL")
-	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL")
+	set(&d.Model.Provider, "model.provider", "provider", c.provider, "GUILDHALL_PROVIDER", rec.provider)
+	set(&d.Model.APIBase, "model.apiBase", "base-url", c.baseURL, "GUILDHALL_BASE_URL", rec.apiBase)
+	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL", rec.model)
 	if err := c.budget.apply(d); err != nil {
 		return err
 	}
@@ -378,11 +467,21 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 // endpoint the operator chose: when the workspace's own deployment file
 // picked the endpoint, and the operator did not configure that same one,
 // no key is sent and a note says how to send it.
+//
+// An endpoint taken from a run's record on resume (origin "run ID") counts
+// as chosen by the workspace: the record sits in the workspace, and the
+// endpoint may have come from its deployment file in the first place.
 func (cfg *config) keyFor(keys keyring) (string, string) {
 	d := cfg.deployment
 	key := keys.forProvider(d.Model.Provider)
-	if key == "" || !cfg.workspaceOrigins[d.Origin("model.apiBase")] || d.Model.APIBase == cfg.operatorBase {
+	origin := d.Origin("model.apiBase")
+	fromRecord := strings.HasPrefix(origin, "run ")
+	if key == "" || !(cfg.workspaceOrigins[origin] || fromRecord) || d.Model.APIBase == cfg.operatorBase {
 		return key, ""
+	}
+	if fromRecord {
+		return "", fmt.Sprintf("the API key is not sent to %s, which %s used: keys go only to endpoints you configured; to send it, pass --base-url %s or set model.apiBase in your own deployment.json",
+			d.Model.APIBase, strings.TrimPrefix(origin, "run "), d.Model.APIBase)
 	}
 	return "", fmt.Sprintf("the API key is not sent to %s: the workspace's %s chose that endpoint, and keys go only to endpoints you configured; to send it, pass --base-url %s or set model.apiBase in your own deployment.json",
 		d.Model.APIBase, d.Origin("model.apiBase"), d.Model.APIBase)

@@ -41,13 +41,13 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 			}
 		}
 	}
-	if err := common.checkContinue(); err != nil {
+	if err := common.checkTaskFlags(); err != nil {
 		return err
 	}
 	if err := needTerminal(cmd, args); err != nil {
 		return err
 	}
-	s, err := common.loadWith(ctx, consoleAsk(cmd))
+	s, err := common.loadWith(ctx, consoleAsk(cmd, common))
 	if errors.Is(err, errQuitAtTrust) {
 		return nil
 	}
@@ -88,9 +88,9 @@ func needTerminal(cmd *cobra.Command, args []string) error {
 
 // consoleAsk puts an undecided workspace to the operator in a full-screen
 // prompt before the console opens.
-func consoleAsk(cmd *cobra.Command) askTrust {
+func consoleAsk(cmd *cobra.Command, common *commonFlags) askTrust {
 	return func(ctx context.Context, p trustPrompt) (trust.Decision, error) {
-		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files}
+		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files, Theme: common.consoleTheme(p.Theme, cmd.OutOrStdout())}
 		for _, c := range p.Changes {
 			tp.Changes = append(tp.Changes, tui.TrustChange{Text: c.Text, Warn: c.Warn})
 		}
@@ -200,6 +200,8 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		},
 		EndpointProblem: problem,
 		Alerts:          consoleAlerts(s.deployment),
+		Ephemeral:       s.ephemeral,
+		Theme:           common.consoleTheme(s.deployment.Theme, cmd.OutOrStdout()),
 	}
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint
@@ -249,7 +251,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	if common.web != "" {
 		opts.Notice = "browser console: " + url
-		fmt.Fprintln(notes, opts.Notice)
+		printConsoleURL(notes, url)
 	}
 	opts.Notes = notes.notes()
 	opts.Context = ctx // runs outlive the screen

@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/runner/seed"
 )
 
@@ -73,32 +72,17 @@ func demoSetup(df *demoFlags, keys keyring) (*setup, func(), error) {
 			os.RemoveAll(dir)
 		}
 	}
-	if err := seed.CopyDemoWorkspace(dir); err != nil {
-		cleanup()
-		return nil, nil, &exitCodeError{code: exitError, err: err}
-	}
-	g, err := seedGuild()
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	script, err := provider.ParseScript(seed.DemoScript())
+	dm, err := demo.Setup(dir, df.speed)
 	if err != nil {
 		cleanup()
 		return nil, nil, &exitCodeError{code: exitError, err: err}
 	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
-	// The script has no loop-detector turns: a cadence check would consume
-	// turns it does not have.
-	d.Executor.InterruptTriggers = nil
 	records, err := recordsOf(dir, keys)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	return &setup{workspace: dir, guild: g, deployment: d, provider: provider.NewScripted(script, df.speed), records: records}, cleanup, nil
+	return &setup{workspace: dir, ephemeral: !df.keep && df.into == "", guild: dm.Guild, deployment: dm.Deployment, provider: dm.Provider, records: records}, cleanup, nil
 }
 
 // demoDirNote says what becomes of the demo workspace, so the operator

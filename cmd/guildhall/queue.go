@@ -105,7 +105,7 @@ func newQueueAddCmd(common *commonFlags) *cobra.Command {
 			if err := store.CheckLogLevel(common.logLevel); err != nil {
 				return usageErr(fmt.Errorf("--log-level: %w", err))
 			}
-			if err := common.checkContinue(); err != nil {
+			if err := common.checkTaskFlags(); err != nil {
 				return err
 			}
 			ws, q, err := queueOf(common)

@@ -185,9 +185,16 @@ func knownRun(ws store.Workspace, id string) error {
 	return nil
 }
 
-// checkContinue validates --continue: a usage error when it names no run
-// of the workspace.
-func (c *commonFlags) checkContinue() error {
+// checkTaskFlags checks the flags of a new task before anything slow
+// (the endpoint probe): --effort, --log-level, and that --continue names a
+// run of this workspace.
+func (c *commonFlags) checkTaskFlags() error {
+	if c.effort != "" && !runner.ValidEffort(c.effort) {
+		return usageErr(fmt.Errorf("--effort %q is not one of quick, standard, thorough", c.effort))
+	}
+	if err := store.CheckLogLevel(c.logLevel); err != nil {
+		return usageErr(fmt.Errorf("--log-level %q is not one of full, standard", c.logLevel))
+	}
 	if c.continues == "" {
 		return nil
 	}
@@ -306,6 +313,7 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 				return &exitCodeError{code: exitError, err: &runner.ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat}}
 			}
 			common.recordedGuild = m.GuildPath
+			common.recordedEndpoint = endpointOf(m)
 			if common.deployment == "" {
 				common.deployment = explicitDeployment(m)
 			}
@@ -323,6 +331,23 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")
 	cmd.Flags().BoolVar(&rf.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
 	return cmd
+}
+
+// recordedEndpoint is the endpoint a run used, as its meta.json names it;
+// resume uses it unless a flag or an environment variable says otherwise.
+type recordedEndpoint struct {
+	runID, provider, apiBase, model string
+}
+
+// endpointOf is the endpoint run m used. A scripted run's script is not
+// recorded, so a scripted run yields none: resuming it takes --provider
+// script and --script as before. A record without an address (older
+// runs) yields none either.
+func endpointOf(m *store.Meta) recordedEndpoint {
+	if m.Provider == "" || m.Provider == "script" || m.APIBase == "" {
+		return recordedEndpoint{}
+	}
+	return recordedEndpoint{runID: m.RunID, provider: m.Provider, apiBase: m.APIBase, model: m.Model}
 }
 
 // explicitDeployment is the deployment file a run was started with by
@@ -356,6 +381,13 @@ func setupDrift(m *store.Meta, s *setup) []string {
 		notes = append(notes, fmt.Sprintf("the deployment changed since run %s started (then %s, now %s)", m.RunID, filesText(m.DeploymentFiles), filesText(s.deployment.Files)))
 	}
 	d := s.deployment.Model
+	if o := s.deployment.Origin("model.apiBase"); strings.HasPrefix(o, "run ") {
+		model := ""
+		if d.Name != "" {
+			model = ", model " + d.Name
+		}
+		notes = append(notes, fmt.Sprintf("resuming with the endpoint run %s used: %s %s%s (--provider, --base-url and --model choose another)", m.RunID, d.Provider, d.APIBase, model))
+	}
 	if m.APIBase != "" && (m.Provider != d.Provider || m.APIBase != d.APIBase) {
 		notes = append(notes, fmt.Sprintf("run %s used the %s endpoint %s; this resume uses %s %s (pass --provider and --base-url to use the same)", m.RunID, m.Provider, m.APIBase, d.Provider, d.APIBase))
 	}

@@ -42,7 +42,7 @@ Exit status: 0 success, 1 error, 2 usage or configuration error,
 		Args:        args{min: 1, max: 1, what: "the task to run", example: `guildhall run "Add a --verbose flag"`, oneText: true}.validate,
 		Annotations: settles(settleHeadless),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := common.checkContinue(); err != nil {
+			if err := common.checkTaskFlags(); err != nil {
 				return err
 			}
 			ctx, stop := signalContext()
@@ -275,7 +275,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	}
 	defer stopWeb()
 	if url != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "browser console:", url)
+		printConsoleURL(cmd.ErrOrStderr(), url)
 	}
 	if err := start(runCtx); err != nil {
 		return finish(err)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/runner/seed"
@@ -74,22 +75,12 @@ func newDemoRun(t *testing.T) *demoRun {
 		t.Skip("no sh")
 	}
 	dir := t.TempDir()
-	if err := seed.CopyDemoWorkspace(dir); err != nil {
-		t.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	dm, err := demo.Setup(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := provider.ParseScript(seed.DemoScript())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
-	d.Executor.InterruptTriggers = nil
-	hook := &hookedModel{Provider: provider.NewScripted(script, 0)}
+	g, d := dm.Guild, dm.Deployment
+	hook := &hookedModel{Provider: dm.Provider}
 	sealer := store.NewSealer(demoKey, dir)
 	sess, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: sealer, Guild: g, Deployment: d, Provider: hook, NoInput: true})
 	if err != nil {

@@ -116,6 +116,16 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("notify.command %q", d.Notify.Command)
 			}
 		}, "asks to set notify.command: refused"},
+		{"limits raised", `{"sandbox": {"limits": {"processes": 2000}}}`, `{"sandbox": {"limits": {"processes": 100000, "cpuSeconds": 5, "fileSizeMiB": 4096}}}`, func(t *testing.T, d *runner.Deployment) {
+			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 2000, CPUSeconds: 5}); got != want {
+				t.Errorf("limits %+v, want %+v (the raises undone, the tightening kept)", got, want)
+			}
+		}, "asks to raise sandbox.limits.fileSizeMiB, sandbox.limits.processes: refused, the limits stay at 600 CPU seconds, no address-space limit, 1024 MiB files and 2000 processes"},
+		{"limits lowered", `{}`, `{"sandbox": {"limits": {"processes": 50, "addressSpaceMiB": 8192}}}`, func(t *testing.T, d *runner.Deployment) {
+			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 50, AddressSpaceMiB: 8192}); got != want {
+				t.Errorf("limits %+v, want %+v", got, want)
+			}
+		}, ""},
 		{"tightening is kept", `{}`, `{"sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
 			if d.Sandbox.Mode != "read-only" || d.MCPServers["s"].Mode(sandbox.ReadOnly) != sandbox.ReadOnly {
 				t.Errorf("mode %q", d.Sandbox.Mode)

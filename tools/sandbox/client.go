@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,14 +18,17 @@ import (
 // mounts, then the binary's initialisation (tens of milliseconds).
 const helperStartTimeout = 20 * time.Second
 
-// helperProc is a running helper: bwrap, with the helper inside, talking
-// over a socket pair on its stdin and stdout. A socket rather than pipes:
-// a builtin of the interpreter runs in the helper's own process, and
-// reopening /proc/self/fd/1 of a pipe would reach the protocol, while a
-// socket cannot be reopened by path.
+// helperProc is a running helper: bwrap, with the helper inside as the
+// sandbox's PID 1 (--as-pid-1: no bwrap init holds the channel), talking
+// over a socket pair passed as its stdin and stdout, which it moves to a
+// close-on-exec descriptor before anything runs (helper.go). A socket
+// rather than pipes: a socket cannot be reopened by path through /proc,
+// and the commands' shells get pipes of their own, never the socket.
+// Every frame is authenticated with the helper's own secret (protocol.go).
 type helperProc struct {
 	cmd       *exec.Cmd
 	conn      *os.File
+	ch        *channel
 	stderr    *shell.Capture
 	done      chan struct{} // closed once the process was waited for
 	home      string        // HOME inside
@@ -80,7 +84,9 @@ func (s *Sandbox) ensureHelper() (*helperProc, error) {
 	if err != nil {
 		return nil, startFailed(err.Error())
 	}
-	args = append(args, "--clearenv", "--", helperPath, HelperCommand)
+	// The helper is the sandbox's PID 1: bwrap's own init would hold the
+	// channel as its stdin and stdout, where a command could take it.
+	args = append(args, "--as-pid-1", "--clearenv", "--", helperPath, HelperCommand)
 	if sock != "" {
 		args = append(args, "--proxy", proxySocket)
 	}
@@ -116,9 +122,23 @@ func (h *Host) startHelper(args []string) (*helperProc, error) {
 		h.reaper.Waited(cmd)
 		close(hp.done)
 	}()
+	secret, err := newSecret()
+	if err != nil {
+		hp.kill()
+		return nil, startFailed(err.Error())
+	}
+	hp.ch = newChannel(secret, toHelper)
 	got := make(chan error, 1)
 	var hi hello
-	go func() { got <- readFrame(ours, &hi) }()
+	go func() {
+		// The socket's buffer takes the secret whether or not the
+		// helper reads yet.
+		if _, err := ours.Write(secret); err != nil {
+			got <- fmt.Errorf("send the helper its secret: %w", err)
+			return
+		}
+		got <- hp.ch.read(ours, &hi)
+	}()
 	t := time.NewTimer(helperStartTimeout)
 	defer t.Stop()
 	select {
@@ -131,6 +151,11 @@ func (h *Host) startHelper(args []string) (*helperProc, error) {
 		err = fmt.Errorf("%s", hi.Error)
 	case err == nil && hi.Version != protocolVersion:
 		err = fmt.Errorf("the helper speaks protocol %d, not %d (was the binary replaced while running?)", hi.Version, protocolVersion)
+	}
+	var te *TamperedError
+	if errors.As(err, &te) {
+		hp.kill()
+		return nil, te
 	}
 	if err != nil {
 		hp.kill()
@@ -183,19 +208,25 @@ func (s *Sandbox) stopHelper() {
 
 // call sends one request and waits for its response, at most limit. A
 // cancelled ctx or the limit kills the helper (it is restarted at the next
-// call); so does a helper that dies, which a command inside can do.
+// call); so does a helper that dies. A response that fails its
+// authentication kills it too and is a *TamperedError.
 func (hp *helperProc) call(ctx context.Context, req request, limit time.Duration) (shell.Result, error) {
-	if err := writeFrame(hp.conn, req); err != nil {
+	if err := hp.ch.write(hp.conn, req); err != nil {
 		hp.kill()
 		return gone(), nil
 	}
 	got := make(chan error, 1)
 	var resp response
-	go func() { got <- readFrame(hp.conn, &resp) }()
+	go func() { got <- hp.ch.read(hp.conn, &resp) }()
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
 	case err := <-got:
+		var te *TamperedError
+		if errors.As(err, &te) {
+			hp.kill()
+			return shell.Result{ExitCode: -1}, te
+		}
 		if err != nil {
 			hp.kill()
 			return gone(), nil

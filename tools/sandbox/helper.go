@@ -39,19 +39,28 @@ func RunHelperIfAsked() {
 		if os.Getenv("GOMAXPROCS") == "" {
 			runtime.GOMAXPROCS(1)
 		}
-		os.Exit(helperMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(helperMain(os.Args[2:], os.Stderr))
 	case ExecCommand:
 		os.Exit(execMain(os.Args[2:], os.Stderr))
 	}
 }
 
-// helperMain serves requests read from in and answers on out, one at a
-// time, until in ends. After each command it kills every other process
-// in the sandbox, so nothing a command started (a background job, a
-// `setsid -f` daemon) outlives it; and when in ends (Guildhall went away)
-// it kills them and exits.
-func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int {
-	if !inSandboxNamespace() {
+// helperMain serves requests read from the channel (its stdin and
+// stdout, a socket), one at a time, until the channel ends. It is the
+// sandbox's PID 1 (bwrap --as-pid-1), so the processes a command leaves
+// behind are reparented to it: it reaps them as they exit (reapOrphans),
+// and after each command it kills every other process in the sandbox, so
+// nothing a command started (a background job, a `setsid -f` daemon)
+// outlives it. When the channel ends (Guildhall went away) it exits, and
+// the kernel kills what is left of its PID namespace.
+//
+// Before anything else it makes itself undumpable (no command may read
+// its memory or take its descriptors with pidfd_getfd or /proc), moves
+// the channel to a close-on-exec descriptor with /dev/null in its place
+// on stdin and stdout (no program it starts inherits it), and reads its
+// secret from it: every frame after that is authenticated (protocol.go).
+func helperMain(args []string, diag io.Writer) int {
+	if !inSandboxAsInit() {
 		fmt.Fprintln(diag, "guildhall: the sandbox helper only runs inside the sandbox Guildhall starts")
 		return 2
 	}
@@ -59,6 +68,12 @@ func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int 
 		fmt.Fprintln(diag, "guildhall sandbox helper:", err)
 		return 2
 	}
+	conn, err := takeChannel()
+	if err != nil {
+		fmt.Fprintln(diag, "guildhall sandbox helper:", err)
+		return 2
+	}
+	defer conn.Close()
 	var sock string
 	if len(args) == 2 && args[0] == "--proxy" {
 		sock = args[1]
@@ -66,6 +81,22 @@ func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int 
 		fmt.Fprintln(diag, "guildhall sandbox helper: unexpected arguments")
 		return 2
 	}
+	secret := make([]byte, secretSize)
+	if _, err := io.ReadFull(conn, secret); err != nil {
+		fmt.Fprintln(diag, "guildhall sandbox helper: read the secret:", err)
+		return 2
+	}
+	ch := newChannel(secret, fromHelper)
+	clear(secret)
+	// As the namespace's init it adopts every orphan; as a subreaper the
+	// Reaper's sweep (which checks for one) reaps them after a command.
+	if err := shell.EnableSubreaper(); err != nil {
+		fmt.Fprintln(diag, "guildhall sandbox helper:", err)
+		return 2
+	}
+	reaper := shell.NewReaper()
+	stopReaping := reapOrphans(reaper)
+	defer stopReaping()
 	hi := hello{Version: protocolVersion}
 	if sock != "" {
 		port, err := bridgeProxy(sock)
@@ -74,7 +105,7 @@ func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int 
 		}
 		hi.ProxyPort = port
 	}
-	if err := writeFrame(out, hi); err != nil || hi.Error != "" {
+	if err := ch.write(conn, hi); err != nil || hi.Error != "" {
 		return 1
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -85,7 +116,7 @@ func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int 
 		defer stop()
 		for {
 			var req request
-			if err := readFrame(in, &req); err != nil {
+			if err := ch.read(conn, &req); err != nil {
 				return
 			}
 			select {
@@ -96,27 +127,33 @@ func helperMain(args []string, in io.Reader, out io.Writer, diag io.Writer) int 
 		}
 	}()
 	for req := range reqs {
-		resp := serve(ctx, req)
+		resp := serve(ctx, req, reaper)
 		killAllButMe()
+		reaper.Sweep()
 		if ctx.Err() != nil {
 			return 0
 		}
-		if err := writeFrame(out, resp); err != nil {
+		if err := ch.write(conn, resp); err != nil {
 			return 1
 		}
 	}
 	killAllButMe()
+	reaper.Sweep()
 	return 0
 }
 
-// serve interprets one request.
-func serve(ctx context.Context, req request) response {
+// serve runs one request's command.
+func serve(ctx context.Context, req request, reaper *shell.Reaper) response {
 	res, err := shell.Run(ctx, shell.Spec{
 		Dir: req.Dir, Command: req.Command, Env: req.Env,
-		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars,
+		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars, Limits: req.Limits,
+		Reaper: reaper,
 	})
 	if err != nil && !errors.Is(err, shell.ErrCancelled) {
 		return response{Failure: err.Error()}
+	}
+	if note := limitNote(res, req.Limits); note != "" {
+		res.Stderr += "\n" + note + "\n"
 	}
 	return response{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut, StdoutCut: res.StdoutCut}
 }

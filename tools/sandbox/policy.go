@@ -8,9 +8,10 @@
 //
 // Shell commands run in one persistent helper per run: the guildhall
 // binary itself, started under bwrap with a hidden sub-command
-// (HelperCommand), which interprets each command with the same code as the
-// unconfined path (tools/shell), so builtins and redirections are confined
-// too, and which kills every process of a call when the call ends. The git
+// (HelperCommand), which runs each command with /bin/sh -c through the
+// same code as the unconfined path (tools/shell), under the per-command
+// resource limits (limits.go), and which kills every process of a call
+// when the call ends. The git
 // tools run each command in a sandbox of its own.
 //
 // The package knows no tool, provider or screen: tools call it.
@@ -64,6 +65,8 @@ type Config struct {
 	// ReadOnly are more host paths to show read-only at their real paths,
 	// beside the toolchains found (toolchains.go); the operator's alone.
 	ReadOnly []string `json:"readOnly,omitempty"`
+	// Limits bound each shell command's resources (limits.go).
+	Limits LimitsConfig `json:"limits,omitempty"`
 }
 
 // Policy is a validated sandbox configuration.
@@ -73,6 +76,7 @@ type Policy struct {
 	allow    egress.Policy
 	writable []string // canonical
 	readOnly []string // canonical
+	limits   LimitsConfig
 }
 
 // NewPolicy validates c. Empty fields take the defaults: workspace-write,
@@ -98,6 +102,10 @@ func NewPolicy(c Config) (Policy, error) {
 		return Policy{}, fmt.Errorf("sandbox.%w", err)
 	}
 	p.allow = allow
+	if err := c.Limits.Check(); err != nil {
+		return Policy{}, err
+	}
+	p.limits = c.Limits
 	for i, w := range c.Writable {
 		canon, err := CheckWritable(w)
 		if err != nil {
@@ -153,6 +161,9 @@ func (p Policy) Writable() []string { return append([]string(nil), p.writable...
 
 // ReadOnly lists the operator's extra read-only paths, canonical.
 func (p Policy) ReadOnly() []string { return append([]string(nil), p.readOnly...) }
+
+// Limits are the per-command resource limits, defaults filled in.
+func (p Policy) Limits() LimitsConfig { return p.limits.Effective() }
 
 // Confined reports whether commands run in a sandbox.
 func (p Policy) Confined() bool { return p.mode != None }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guildhall/guildhall/tools/egress"
@@ -94,6 +96,10 @@ type Sandbox struct {
 	proxy   *egress.Proxy
 	closed  bool
 
+	// tampered is set for good once a helper's channel carried a frame
+	// the helper did not send (TamperedError): no later command runs.
+	tampered atomic.Pointer[TamperedError]
+
 	// serversMu guards servers, the long-lived servers still running
 	// (StartServer): a server that exits is forgotten without waiting
 	// for a shell command holding mu.
@@ -167,9 +173,8 @@ func startFailed(msg string) *StartError {
 // checkFailed wraps an error that already says what failed.
 func checkFailed(err error) *StartError { return &StartError{Msg: err.Error()} }
 
-// Run interprets one command line: in the helper when the policy
-// confines, else in this process, with every program it starts in a new
-// session. Either way every process the call started is gone when it
+// Run runs one command line with /bin/sh -c: started by the helper when
+// the policy confines, else by this process, in a new session. Either way every process the call started is gone when it
 // returns. Errors are those of shell.Run, plus *StartError.
 func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	defer s.host.reaper.Sweep()
@@ -184,27 +189,50 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	if s.closed {
 		return shell.Result{}, startFailed("the run's sandbox is closed")
 	}
+	if te := s.tampered.Load(); te != nil {
+		return shell.Result{ExitCode: -1}, te
+	}
 	s.setCaller(sc.Caller)
 	defer s.endCall()
 	hp, err := s.ensureHelper()
 	if err != nil {
-		return shell.Result{}, err
+		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
 	if s.view != nil {
 		env = s.view.env(env, s.opts.Policy, s.opts.Workspace)
 	}
-	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
+	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
+		Limits: s.opts.Policy.Limits().shellLimits()}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
+	err = s.noteTampered(err)
 	if note := refusalNote(s.opts.Policy, res.ExitCode, res.Stdout+"\n"+res.Stderr, s.takeRefused()); err == nil && !res.TimedOut && note != "" {
 		res.Stderr = appendLine(res.Stderr, note)
 	}
-	// After a timeout the helper may hold an interpreter it abandoned (a
-	// builtin stuck opening a FIFO): start afresh at the next command.
-	if hp.dead() || res.TimedOut {
+	// A command's own timeout leaves the helper as it was (it killed the
+	// command's processes); a helper that died starts afresh.
+	if hp.dead() {
 		s.stopHelper()
 	}
 	return res, err
+}
+
+// Tampered is the error that broke the sandbox, or nil: a helper's
+// channel carried a frame its helper did not send. The run must stop.
+func (s *Sandbox) Tampered() error {
+	if te := s.tampered.Load(); te != nil {
+		return te
+	}
+	return nil
+}
+
+// noteTampered records err when it is a *TamperedError, and returns it.
+func (s *Sandbox) noteTampered(err error) error {
+	var te *TamperedError
+	if errors.As(err, &te) {
+		s.tampered.CompareAndSwap(nil, te)
+	}
+	return err
 }
 
 // Warm starts the helper ahead of the first command, so that its start
@@ -217,8 +245,9 @@ func (s *Sandbox) Warm() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
-		_, _ = s.ensureHelper()
+	if !s.closed && s.tampered.Load() == nil {
+		_, err := s.ensureHelper()
+		_ = s.noteTampered(err)
 	}
 }
 

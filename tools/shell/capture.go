@@ -2,9 +2,10 @@ package shell
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/guildhall/guildhall/internal/runetext"
 )
 
 // Capture keeps the first and last limit bytes of a stream.
@@ -48,50 +49,15 @@ func (c *Capture) Text(maxChars int) (string, bool) {
 		tail = tail[len(tail)-c.limit:]
 	}
 	dropped := c.total - int64(len(c.head)) - int64(len(tail))
-	s := decodeUTF8(append(append([]byte{}, c.head...), tail...))
+	s := runetext.Decode(append(append([]byte{}, c.head...), tail...))
 	n := utf8.RuneCountInString(s)
 	if n <= maxChars && dropped == 0 {
 		return s, false
 	}
 	half := maxChars / 2
-	head, _ := cutRunes(s, half)
+	head, _ := runetext.Cut(s, half)
 	rs := []rune(s)
 	end := string(rs[max(len(rs)-half, 0):])
 	return fmt.Sprintf("%s\n[… output truncated: %d bytes in all, only the first and last %d characters are shown …]\n%s",
 		head, c.total, half, end), true
-}
-
-// decodeUTF8 decodes b as UTF-8, replacing each malformed byte with U+FFFD.
-func decodeUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 16)
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n <= 1 {
-			sb.WriteRune(utf8.RuneError)
-			b = b[1:]
-			continue
-		}
-		sb.Write(b[:n])
-		b = b[n:]
-	}
-	return sb.String()
-}
-
-// cutRunes returns the first n characters of s and whether it cut.
-func cutRunes(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos], true
-		}
-		i++
-	}
-	return s, false
 }

@@ -185,6 +185,14 @@ func (f *fakeSession) Health() runner.HealthView {
 }
 func (f *fakeSession) Workspace() store.Workspace { return f.ws }
 
+// Changes: the fake's runs write no file, so nothing changed.
+func (f *fakeSession) Changes(ctx context.Context, runID string) (runner.Changes, error) {
+	return runner.Changes{RunID: runID, Source: runner.ChangesFromLog}, nil
+}
+
+// ModelInfo: the fake names no model beyond what its events carry.
+func (f *fakeSession) ModelInfo() runner.ModelInfo { return runner.ModelInfo{} }
+
 // logTypes reads the run's log back: its event types in order.
 func logTypes(t testing.TB, ws store.Workspace, runID string) []event.Type {
 	t.Helper()

@@ -4,13 +4,17 @@
 // machine error kind is never shown; it reaches the operator only through
 // "copy raw", which puts the whole error (with its technical detail) on the
 // clipboard as JSON. The technical detail is also shown collapsed, as a
-// <pre> text node. The framing line, heading and status are fixed or
+// <pre> text node, under a fixed framing line (shown only with it). What
+// the run reported is said once: an error message that repeats the summary
+// is not shown again. "What changed" is workspace text, shown as text
+// (changes-view.ts). The framing line, heading and status are fixed or
 // machine text. The modal is a page overlay (modal.ts) that fits the
 // viewport, keeps focus inside and closes with Esc.
 
 import { h, type VNode } from "./hyperapp.js";
 import { prose } from "./prose.js";
 import { NO_ACTION_TEXT } from "./outcome.js";
+import { renderChanges, type ChangesProps } from "./changes-view.js";
 
 export interface RunError {
   kind: string;
@@ -33,11 +37,13 @@ export interface ResultModalProps {
   result?: RunResult | null;
   error?: RunError | null;
   copied: boolean;
+  /** The run's "What changed" section, when its change set is asked for. */
+  changes?: ChangesProps;
   onClose: unknown;
   onCopyRaw: (raw: string) => unknown;
 }
 
-/** Fixed, trusted framing line shown above an error. */
+/** Fixed, trusted framing line shown above an error's technical details. */
 export const ERROR_FRAMING = "The run stopped before finishing. This is what it reported; the technical details below are for troubleshooting.";
 
 const HEADINGS: Record<string, string> = {
@@ -52,6 +58,12 @@ export function rawError(err: RunError): string {
   return JSON.stringify(err, null, 2);
 }
 
+/** sameText reports whether two pieces of prose say the same thing (tui/result.go). */
+export function sameText(a: string, b: string): boolean {
+  const norm = (s: string) => s.split(/\s+/).filter((w) => w !== "").join(" ");
+  return norm(a) === norm(b);
+}
+
 function detailText(detail: unknown): string {
   if (typeof detail === "string") {
     return detail;
@@ -63,6 +75,7 @@ export function renderResultModal(p: ResultModalProps): VNode {
   const err = p.error ?? p.result?.error ?? null;
   const summary = p.result?.summary ?? "";
   const artifacts = p.result?.artifacts ?? [];
+  const hasDetail = err !== null && err.detail !== undefined && err.detail !== null;
   return h("div", { class: "modal-backdrop result-modal" }, [
     h("div", { class: "modal-card", role: "dialog", "aria-modal": "true", tabindex: "-1", "aria-labelledby": "result-heading" }, [
       h("div", { class: "modal-head" }, [
@@ -81,9 +94,13 @@ export function renderResultModal(p: ResultModalProps): VNode {
           : null,
         err !== null
           ? h("section", { class: "result-error" }, [
-            h("p", { class: "framing" }, ERROR_FRAMING),
-            err.message ? prose(err.message, "md error-message") : null,
-            err.detail !== undefined && err.detail !== null
+            // The framing line speaks of the technical details below it,
+            // and the error's words are shown once: not again when the
+            // summary already says them (a terminated run's both are
+            // "The operator terminated the run.").
+            hasDetail ? h("p", { class: "framing" }, ERROR_FRAMING) : null,
+            err.message && !sameText(err.message, summary) ? prose(err.message, "md error-message") : null,
+            hasDetail
               ? h("details", { class: "technical" }, [
                 h("summary", {}, "Technical details"),
                 h("pre", {}, detailText(err.detail)),
@@ -92,6 +109,7 @@ export function renderResultModal(p: ResultModalProps): VNode {
             h("button", { type: "button", class: "copy-raw", onclick: p.onCopyRaw(rawError(err)) }, p.copied ? "Copied" : "Copy raw"),
           ])
           : null,
+        p.changes !== undefined ? renderChanges(p.changes) : null,
       ]),
       h("div", { class: "modal-foot modal-actions" }, [
         h("button", { type: "button", class: "primary", onclick: p.onClose, "data-esc": "", "data-autofocus": "" }, "Close"),

@@ -4,7 +4,8 @@
 //  - the task-identity header above the run view: the generated summary
 //    title and description, else the deterministic identity (the first
 //    task's first line, the run and question counts) and the latest human
-//    text — every string a text node, none through Markdown;
+//    text — every string a text node, none through Markdown — and, on
+//    demand, the whole task, Markdown through prose();
 //  - the task-history drawer: human, orchestrator and question turns (and a
 //    question's or result's context) through prose() → the sanitized
 //    Markdown pipeline; the operator's answers, markers, labels, run ids and
@@ -64,7 +65,7 @@ function formatAt(iso: string): string {
  * first task's plain first line when none is given), the latest thing the
  * operator said and the thread's counts.
  */
-export function renderTaskIdentity(t: Thread | null, title = ""): VNode | null {
+export function renderTaskIdentity(t: Thread | null, title = "", whole?: WholeTask): VNode | null {
   if (t === null) {
     return null;
   }
@@ -78,9 +79,10 @@ export function renderTaskIdentity(t: Thread | null, title = ""): VNode | null {
   }
   if (t.summary !== undefined && t.summary.title !== "") {
     return h("section", { class: "task-identity task-identity--summary", "aria-label": "Task" }, [
-      h("div", { class: "task-identity-title" }, t.summary.title),
+      h("div", { class: "task-identity-title", title: t.summary.title }, t.summary.title),
       t.summary.description !== "" ? h("p", { class: "task-identity-description" }, t.summary.description) : null,
-      h("div", { class: "task-identity-facts muted" }, facts.join(" · ")),
+      h("div", { class: "task-identity-facts muted" }, [facts.join(" · "), wholeToggle(whole)]),
+      wholeBody(whole),
     ]);
   }
   const head = title !== "" ? title : plainLine(id.firstTask);
@@ -90,8 +92,32 @@ export function renderTaskIdentity(t: Thread | null, title = ""): VNode | null {
     latest !== "" && latest !== head && latest !== plainLine(id.firstTask)
       ? h("p", { class: "task-identity-latest" }, [h("span", { class: "section-label" }, "Latest from you: "), latest])
       : null,
-    h("div", { class: "task-identity-facts muted" }, facts.join(" · ")),
+    h("div", { class: "task-identity-facts muted" }, [facts.join(" · "), wholeToggle(whole)]),
+    wholeBody(whole),
   ]);
+}
+
+/** The task card's "whole task" disclosure: the task as the operator wrote it. */
+export interface WholeTask {
+  /** The task's Markdown. */
+  task: string;
+  open: boolean;
+  onToggle: unknown;
+}
+
+function wholeToggle(w: WholeTask | undefined): VNode | null {
+  if (w === undefined || w.task.trim() === "") {
+    return null;
+  }
+  return h("button", { type: "button", class: "link task-toggle", "aria-expanded": String(w.open), "aria-controls": "task-whole", onclick: w.onToggle },
+    w.open ? "Hide the task" : "Whole task");
+}
+
+function wholeBody(w: WholeTask | undefined): VNode | null {
+  if (w === undefined || !w.open || w.task.trim() === "") {
+    return null;
+  }
+  return h("div", { class: "task-whole", id: "task-whole" }, [prose(w.task, "md task-whole-text")]);
 }
 
 const MARKER_LABEL: Record<string, string> = {

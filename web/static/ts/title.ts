@@ -48,7 +48,9 @@ function words(s: string): string[] {
  */
 export function runTitle(summary: string | null | undefined, task: string): string {
   const line = plainLine(task);
-  const sum = (summary ?? "").replace(/\s+/g, " ").trim();
+  // summary.txt is meant to be plain text, but a model may still write
+  // Markdown in it: a title shows none of its punctuation.
+  const sum = plainLine(summary ?? "");
   if (sum === "") {
     return line;
   }

@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
+	"github.com/guildhall/guildhall/store"
+	"github.com/guildhall/guildhall/tools"
+	"github.com/guildhall/guildhall/tools/sandbox"
+)
+
+// A run whose sandbox channel carries a forged response stops at that
+// call with sandbox_tampered, recorded in meta.json and the log; the
+// forged "success" is never shown to the model, and nothing after it runs.
+func TestForgedSandboxResponseStopsTheRun(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap not installed")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 for the forging helper")
+	}
+	helper, err := filepath.Abs("testdata/tamper/forging-helper.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := testGuild(t)
+	h := newHarness(t, g, map[string][]provider.ScriptTurn{
+		"orchestrator": {
+			turn("", call("agent", map[string]string{"role": "coder", "task": "test"})),
+			turn("", finishCall("success", "done")),
+		},
+		"coder": {
+			turn("", call("run_shell", map[string]any{"command": "echo REAL-TWO; exit 7"})),
+			turn("", call("write_file", map[string]string{"path": "after.txt", "content": "ran on"})),
+			turn("", finishCall("success", "all tests pass")),
+		},
+	})
+	h.opts.Tools = tools.Builtins()
+	h.opts.Sandbox = sandbox.NewHost().WithExecutable(helper)
+	out, evs, meta := h.run()
+	if out.Status != store.StatusError || meta.Error == nil || meta.Error.Kind != SandboxTamperedKind {
+		t.Fatalf("outcome %s, meta error %+v; want error %s", out.Status, meta.Error, SandboxTamperedKind)
+	}
+	if !strings.Contains(meta.Error.Message, "tampered") {
+		t.Errorf("meta error message %q does not say the sandbox was tampered with", meta.Error.Message)
+	}
+	var kinds []string
+	for _, e := range find(evs, event.ToolResult) {
+		var p event.ToolResultPayload
+		_ = e.Decode(&p)
+		kinds = append(kinds, p.Tool+":"+p.Kind)
+		if strings.Contains(string(p.Result), "214 tests passed") {
+			t.Errorf("the forged output reached a tool result: %s", p.Result)
+		}
+	}
+	if len(kinds) == 0 || kinds[len(kinds)-1] != "run_shell:"+tools.KindSandboxTampered {
+		t.Errorf("tool results %v; want the last to be run_shell:%s", kinds, tools.KindSandboxTampered)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "after.txt")); !os.IsNotExist(err) {
+		t.Error("the role went on after its sandbox was tampered with")
+	}
+	if n := len(h.rec.byRole("coder")); n != 1 {
+		t.Errorf("the coder was asked %d times; the run should stop at the tampered call", n)
+	}
+}
