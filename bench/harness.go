@@ -287,7 +287,7 @@ func withWritable(p sandbox.Policy, dir string) sandbox.Policy {
 	if !p.Confined() {
 		return p
 	}
-	c := sandbox.Config{Mode: string(p.Mode()), Network: string(p.Network()), Allow: p.Allow().Patterns(), Writable: append(p.Writable(), dir)}
+	c := sandbox.Config{Mode: string(p.Mode()), Network: string(p.Network()), Allow: p.Allow().Patterns(), Writable: append(p.Writable(), dir), ReadOnly: p.ReadOnly(), Limits: p.Limits()}
 	if q, err := sandbox.NewPolicy(c); err == nil {
 		return q
 	}

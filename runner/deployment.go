@@ -256,7 +256,7 @@ var deploymentShape = shape{
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
 	"logging":       shape{"level": nil},
-	"sandbox": shape{"mode": nil, "network": nil, "allow": nil, "writable": nil,
+	"sandbox": shape{"mode": nil, "network": nil, "allow": nil, "writable": nil, "readOnly": nil,
 		"limits": shape{"cpuSeconds": nil, "addressSpaceMiB": nil, "fileSizeMiB": nil, "processes": nil}},
 	"webSearch": shape{"provider": nil, "endpoint": nil},
 	"notify":    shape{"bell": nil, "desktop": nil, "command": nil},

@@ -1,8 +1,9 @@
 package trust
 
 // A workspace's deployment file may tighten the operator's sandbox, never
-// loosen it: it cannot turn the sandbox off or make host paths writable,
-// for the run or for an MCP server it declares. Those settings are the
+// loosen it: it cannot turn the sandbox off, make host paths writable or
+// show more of them (sandbox.readOnly), for the run or for an MCP server
+// it declares. Those settings are the
 // operator's alone (their deployment.json, --sandbox), and so is
 // notify.command, a program run on the host at every alert. What a workspace
 // asks for beyond that is refused here, before anything applies, and the
@@ -45,6 +46,16 @@ func confine(base, d *runner.Deployment, file string) []Change {
 		if len(refused) > 0 {
 			refuse("%s asks to make %s writable in the sandbox: refused", file, strings.Join(refused, ", "))
 			d.Sandbox.Writable = kept
+		}
+	}
+	if d.Origin("sandbox.readOnly") == file {
+		// A host path of the workspace's choosing shown to its commands:
+		// the toolchains are found from the operator's environment, and
+		// only the operator adds to them.
+		kept, refused := operatorsOnly(d.Sandbox.ReadOnly, base.Sandbox.ReadOnly)
+		if len(refused) > 0 {
+			refuse("%s asks to show %s read-only in the sandbox: refused, a workspace may not add mounts", file, strings.Join(refused, ", "))
+			d.Sandbox.ReadOnly = kept
 		}
 	}
 	var raised []string

@@ -84,6 +84,11 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("writable %v", d.Sandbox.Writable)
 			}
 		}, "asks to make " + extra + " writable in the sandbox: refused"},
+		{"a host path shown read-only", `{"sandbox": {"readOnly": [` + jsonQ(opWritable) + `]}}`, `{"sandbox": {"readOnly": [` + jsonQ(opWritable) + `, ` + jsonQ(extra) + `]}}`, func(t *testing.T, d *runner.Deployment) {
+			if strings.Join(d.Sandbox.ReadOnly, ",") != opWritable {
+				t.Errorf("readOnly %v", d.Sandbox.ReadOnly)
+			}
+		}, "asks to show " + extra + " read-only in the sandbox: refused, a workspace may not add mounts"},
 		{"a server unconfined", `{}`, `{"mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "none"}}}}`, func(t *testing.T, d *runner.Deployment) {
 			c := d.MCPServers["s"]
 			if got := c.Mode(sandbox.WorkspaceWrite); got != sandbox.WorkspaceWrite {

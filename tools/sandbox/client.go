@@ -82,6 +82,7 @@ func (s *Sandbox) ensureHelper() (*helperProc, error) {
 	if err != nil {
 		return nil, startFailed(err.Error())
 	}
+	l.view = s.ensureView()
 	args, err := l.args(mountOptions{helperExe: exe, proxySock: sock})
 	if err != nil {
 		return nil, startFailed(err.Error())

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,7 @@ type Sandbox struct {
 	mu      sync.Mutex // held for a whole command
 	scratch string     // per-run folder: home/, tmp/, proxy.sock
 	helper  *helperProc
+	view    *hostView // toolchains and build caches, found at the first command
 	proxy   *egress.Proxy
 	closed  bool
 
@@ -115,6 +117,7 @@ type Sandbox struct {
 	logged   int
 	dropped  int
 	lastDrop egress.Decision
+	refused  []string // hosts the proxy refused during the call (refusal.go)
 }
 
 // maxEgressEvents bounds how many decisions one call reports; a command
@@ -202,10 +205,16 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
+	if s.view != nil {
+		env = s.view.env(env, s.opts.Policy, s.opts.Workspace)
+	}
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
 		Limits: s.opts.Policy.Limits().shellLimits()}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
 	err = s.noteTampered(err)
+	if note := refusalNote(s.opts.Policy, res.ExitCode, res.Stdout+"\n"+res.Stderr, s.takeRefused()); err == nil && !res.TimedOut && note != "" {
+		res.Stderr = appendLine(res.Stderr, note)
+	}
 	// A command's own timeout leaves the helper as it was (it killed the
 	// command's processes); a helper that died starts afresh.
 	if hp.dead() {
@@ -387,8 +396,17 @@ func (s *Sandbox) ensureProxy() (string, error) {
 
 func (s *Sandbox) setCaller(c Caller) {
 	s.egressMu.Lock()
-	s.caller, s.logged, s.dropped = c, 0, 0
+	s.caller, s.logged, s.dropped, s.refused = c, 0, 0, nil
 	s.egressMu.Unlock()
+}
+
+// takeRefused returns the hosts the proxy refused during the call.
+func (s *Sandbox) takeRefused() []string {
+	s.egressMu.Lock()
+	defer s.egressMu.Unlock()
+	r := s.refused
+	s.refused = nil
+	return r
 }
 
 // endCall reports how many decisions of the call were not logged, if any.
@@ -407,6 +425,9 @@ func (s *Sandbox) endCall() {
 func (s *Sandbox) decision(d egress.Decision) {
 	s.egressMu.Lock()
 	c := s.caller
+	if !d.Allowed && len(s.refused) < 2*maxRefusedHosts && !slices.Contains(s.refused, d.Host) {
+		s.refused = append(s.refused, d.Host)
+	}
 	if s.logged >= maxEgressEvents {
 		s.dropped++
 		s.lastDrop = d
