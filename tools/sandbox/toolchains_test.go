@@ -283,6 +283,10 @@ func TestSandboxShowsToolchainsReadOnlyAndNoCredentials(t *testing.T) {
 	if err := os.RemoveAll(cacheDir); err != nil {
 		t.Fatal(err)
 	}
+	// As git_init does: the .git placeholder goes first.
+	if err := sb.ClearGitPlaceholder(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
