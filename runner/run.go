@@ -66,7 +66,12 @@ type Options struct {
 	Guild           *Guild
 	Deployment      *Deployment
 	Provider        provider.Provider
-	Tools           tools.Registry
+	// Models are the endpoints of the deployment's named models, by name
+	// (a guild's role picks one with "model"), and ModelHealth their
+	// health, shared across a session's runs (nil: the run keeps its own).
+	Models      map[string]ModelEndpoint
+	ModelHealth map[string]*Health
+	Tools       tools.Registry
 
 	Task          string
 	Effort        string
@@ -225,6 +230,10 @@ func (o *Options) defaults() error {
 	}
 	if o.Health == nil {
 		o.Health = NewHealth()
+	}
+	o.ModelHealth = modelHealth(o.Models, o.ModelHealth)
+	if err := o.checkModels(); err != nil {
+		return err
 	}
 	if o.WebSearch == nil {
 		ws := webSearchConfig(o.Deployment, os.Getenv, secretsDir)
@@ -554,8 +563,10 @@ func (r *Run) emitRoleStart(f *Frame) {
 			r.writerStarted = true
 		}
 	}
+	m := r.modelOf(f.Role)
 	r.emit(event.RoleStart, event.RoleStartPayload{
 		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
+		Model: m.cfg.Name, ModelRef: m.name,
 	})
 }
 

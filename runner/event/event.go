@@ -235,6 +235,12 @@ type RoleStartPayload struct {
 	// rather than a custom codec: the flow model decodes every role event.)
 	ParentID     string `json:"parentId,omitempty"`
 	ParentRoleID string `json:"parentRoleId,omitempty"`
+	// Model is the model the instance's calls ask for (the configured or
+	// server-reported name; "" when neither said), and ModelRef the
+	// deployment's name for it when the role picks one of its models
+	// ("" for the model block).
+	Model    string `json:"model,omitempty"`
+	ModelRef string `json:"modelRef,omitempty"`
 }
 
 // RoleFinishedPayload: a role instance returned its card.
