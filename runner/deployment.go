@@ -118,9 +118,9 @@ type Deployment struct {
 	// picks with "model": NAME (Guildhall addition; see models.go). A
 	// later file replaces a model of the same name whole.
 	Models        map[string]ModelConfig `json:"models,omitempty"`
-	Executor      ExecutorConfig `json:"executor"`
-	ContextPolicy ContextPolicy  `json:"contextPolicy"`
-	Logging       LoggingConfig  `json:"logging"`
+	Executor      ExecutorConfig         `json:"executor"`
+	ContextPolicy ContextPolicy          `json:"contextPolicy"`
+	Logging       LoggingConfig          `json:"logging"`
 	// Sandbox confines the subprocess tools (Guildhall addition; see
 	// tools/sandbox and docs/security.md); its network allowlist also
 	// governs the web tools.
