@@ -89,6 +89,10 @@ type Participant struct {
 	Turns int `json:"turns,omitempty"`
 	// Metrics is the sum over every invocation of this participant.
 	Metrics Metrics `json:"metrics"`
+	// Model is the model a role instance ran on, as role_start named it
+	// ("qwen-7b", or "qwen-7b (fast)" for one of the deployment's named
+	// models); "" when the log does not say.
+	Model string `json:"model,omitempty"`
 }
 
 // Annotation is a machine-only note on a role invocation: context pressure,

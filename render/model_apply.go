@@ -278,7 +278,8 @@ func (m *Model) roleStart(p event.RoleStartPayload, ts time.Time) {
 			return // a repeated start of a live instance continues it
 		}
 	} else {
-		m.addParticipant(pid, p.Role, KindRole, p.RoleID)
+		i := m.addParticipant(pid, p.Role, KindRole, p.RoleID)
+		m.Participants[i].Model = ModelLabel(p.Model, p.ModelRef)
 	}
 	f := m.top()
 	src := m.root(f)

@@ -34,6 +34,9 @@ func (m *Model) inspectorBox(w int) []string {
 			lines = append(lines, kv("About", d))
 		}
 		lines = append(lines, kv("Invocations", fmt.Sprint(p.Invocations)))
+		if p.Model != "" {
+			lines = append(lines, kv("Model", p.Model))
+		}
 		if p.Turns > 0 {
 			lines = append(lines, kv("Model turns", fmt.Sprint(p.Turns)))
 		}
