@@ -199,7 +199,16 @@ func (r *Run) complete(ctx context.Context, f *Frame, prov provider.Provider, re
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	names := newWireNames(req.Tools)
-	resp, err := prov.Complete(cctx, names.toWire(req), func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	var first time.Time // the first streamed text, for the reply's speed
+	resp, err := prov.Complete(cctx, names.toWire(req), func(d provider.Delta) {
+		if first.IsZero() {
+			first = time.Now()
+		}
+		r.publishDelta(f.RoleID, d)
+	})
+	if err == nil && resp != nil && resp.Usage.TokensPerSecond == 0 {
+		resp.Usage.TokensPerSecond = replySpeed(resp.Usage.CompletionTokens, first)
+	}
 	names.fromWire(resp, r.opts.Deployment.MCPServers)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && provider.AsError(err) == nil {
@@ -261,6 +270,8 @@ func (r *Run) logCall(f *Frame, req provider.Request, resp *provider.Response, e
 		Usage: event.Usage{
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 			TotalTokens: resp.Usage.TotalTokens, CachedPromptTokens: resp.Usage.CachedPromptTokens,
+			EvaluatedPromptTokens: resp.Usage.EvaluatedPromptTokens, PromptCacheReported: resp.Usage.PromptCacheReported,
+			TokensPerSecond: resp.Usage.TokensPerSecond,
 		},
 		FinishReason: resp.FinishReason, Model: resp.Model, ElapsedMs: elapsed.Milliseconds(),
 	}

@@ -8,6 +8,7 @@ package runner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/guildhall/guildhall/runner/provider"
 )
@@ -127,4 +128,19 @@ func worstHealth(def *Health, named map[string]*Health, names []string) HealthVi
 		}
 	}
 	return best
+}
+
+// replySpeed is a reply's generation speed as the client saw it, for an
+// endpoint that does not report its own: the completion tokens over the
+// time from the first streamed text to now. 0 when there was no streamed
+// text, or too little time to say (a reply that arrived in one piece).
+func replySpeed(completion int, first time.Time) float64 {
+	if completion <= 0 || first.IsZero() {
+		return 0
+	}
+	d := time.Since(first)
+	if d < 50*time.Millisecond {
+		return 0
+	}
+	return float64(completion) / d.Seconds()
 }

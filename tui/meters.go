@@ -56,6 +56,14 @@ func (u *usage) addCall(p callUsage) {
 	u.lastReply = float64(p.ElapsedMs) / 1000
 }
 
+// tokensPerSecond writes a reply's speed: "38 tok/s", "4.2 tok/s".
+func tokensPerSecond(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " tok/s"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " tok/s"
+}
+
 // cost prices the run's tokens, or reports false without prices.
 func (u usage) cost(p *runner.ModelPrice) (float64, bool) {
 	if p == nil {
@@ -174,14 +182,23 @@ func (m *Model) footerMeters(v *runView) []segment {
 	t := v.model.Totals
 	tok := compactTokens(t.Tokens) + " tokens"
 	segs = append(segs, segment{sep() + tok, 8})
-	if t.CachedPromptTokens > 0 {
+	switch {
+	case t.CacheReported:
+		// What the server took from its prompt cache, against what it
+		// computed afresh: where the endpoint reports the split.
+		segs = append(segs, segment{" (prompt " + compactTokens(t.CachedPromptTokens) + " cached, " + compactTokens(t.EvaluatedPromptTokens) + " evaluated)", 2})
+	case t.CachedPromptTokens > 0:
 		segs = append(segs, segment{" (" + compactTokens(t.CachedPromptTokens) + " cached)", 2})
 	}
 	if c, ok := v.use.cost(m.model.Price); ok {
 		segs = append(segs, segment{" · " + formatCost(c, m.model.Price.Currency), 7})
 	}
 	if v.use.lastReply > 0 {
-		segs = append(segs, segment{fmt.Sprintf(" · last reply %.1fs", v.use.lastReply), 3})
+		s := fmt.Sprintf(" · last reply %.1fs", v.use.lastReply)
+		if tps := t.LatestTokensPerSecond; tps > 0 {
+			s += ", " + tokensPerSecond(tps)
+		}
+		segs = append(segs, segment{s, 3})
 	}
 	if f := t.ProviderFailures; f > 0 {
 		segs = append(segs, segment{fmt.Sprintf(" · %d provider failures", f), 6})

@@ -626,7 +626,7 @@ func (m *Model) transcriptBox(w int) []string {
 		foot = styleFaint.Render(t.note) + "  " + foot
 	}
 	lines = append(lines, foot)
-	return boxed(fmt.Sprintf("Transcript · %s · %d messages", t.label, len(t.entries)), lines, w)
+	return boxed(fmt.Sprintf("Transcript · %s · %d messages", t.label, t.messages()), lines, w)
 }
 
 func (m *Model) pickerBox(w int) []string {

@@ -297,6 +297,16 @@ type Usage struct {
 	CompletionTokens   int `json:"completionTokens"`
 	TotalTokens        int `json:"totalTokens"`
 	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
+	// EvaluatedPromptTokens is the part of the prompt the server computed
+	// afresh, and PromptCacheReported says the endpoint reported the split
+	// (llama.cpp's timings, OpenAI's cached_tokens, Anthropic's cache
+	// reads); without it neither count is known.
+	EvaluatedPromptTokens int  `json:"evaluatedPromptTokens,omitempty"`
+	PromptCacheReported   bool `json:"promptCacheReported,omitempty"`
+	// TokensPerSecond is the reply's generation speed: the server's own
+	// figure (llama.cpp's predicted_per_second), else the completion
+	// tokens over the time from the first streamed text to the end.
+	TokensPerSecond float64 `json:"tokensPerSecond,omitempty"`
 }
 
 // WireToolCall is a tool call as the model emitted it. It is written in
