@@ -71,8 +71,12 @@ func delegationScript() *provider.Script {
 		b, _ := json.Marshal(args)
 		return provider.ScriptToolCall{Name: name, Arguments: b}
 	}
-	t := func(calls ...provider.ScriptToolCall) provider.ScriptTurn { return provider.ScriptTurn{ToolCalls: calls} }
-	fin := func(s string) provider.ScriptToolCall { return c("finish", map[string]any{"status": "success", "summary": s}) }
+	t := func(calls ...provider.ScriptToolCall) provider.ScriptTurn {
+		return provider.ScriptTurn{ToolCalls: calls}
+	}
+	fin := func(s string) provider.ScriptToolCall {
+		return c("finish", map[string]any{"status": "success", "summary": s})
+	}
 	return &provider.Script{Roles: map[string][]provider.ScriptTurn{
 		"orchestrator": {
 			t(c("list_directory", map[string]string{"path": "."})),
