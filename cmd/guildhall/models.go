@@ -63,17 +63,7 @@ func (cfg *config) keyForModel(keys keyring, name string) (string, string) {
 // reports. A model no role names is not opened. The scripted demo model
 // serves every named model too.
 func (c *commonFlags) openModels(ctx context.Context, cfg *config, g *runner.Guild, main *endpointState) (map[string]runner.ModelEndpoint, map[string]*endpointState, []string, error) {
-	used := map[string]bool{}
-	for _, r := range g.Roles {
-		if r.Model != "" {
-			used[r.Model] = true
-		}
-	}
-	names := make([]string, 0, len(used))
-	for n := range used {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := roleModelNames(g)
 	d := cfg.deployment
 	out := map[string]runner.ModelEndpoint{}
 	states := map[string]*endpointState{}
@@ -130,4 +120,48 @@ func (s *setup) requireModels() error {
 		}
 	}
 	return nil
+}
+
+// roleModelNames are the named models g's roles run on, sorted.
+func roleModelNames(g *runner.Guild) []string {
+	used := map[string]bool{}
+	for _, r := range g.Roles {
+		if r.Model != "" {
+			used[r.Model] = true
+		}
+	}
+	names := make([]string, 0, len(used))
+	for n := range used {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// benchModels opens, for a benchmark run on the operator's deployment, the
+// named models the guild's roles run on; each must answer at start.
+func benchModels(ctx context.Context, d *runner.Deployment, g *runner.Guild, keys keyring) (map[string]runner.ModelEndpoint, []string, error) {
+	out := map[string]runner.ModelEndpoint{}
+	var notes []string
+	for _, name := range roleModelNames(g) {
+		if _, ok := d.Models[name]; !ok {
+			continue // CheckAgainstGuild reported it
+		}
+		v := modelView(d, name)
+		p, n, err := newProvider(ctx, v, keys.forProvider(v.Model.Provider), "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("model %s: %w", name, err)
+		}
+		for _, s := range n {
+			notes = append(notes, "model "+name+": "+s)
+		}
+		m := d.Models[name]
+		m.Name = v.Model.Name
+		if v.Origin("model.contextWindow") == "the server's model list" {
+			m.ContextWindow = v.Model.ContextWindow
+		}
+		d.Models[name] = m
+		out[name] = runner.ModelEndpoint{Provider: p, Answered: true}
+	}
+	return out, notes, nil
 }
