@@ -96,3 +96,18 @@ func TestCallFiguresSayTheCacheSplitOnlyWhereReported(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthBannerNamesTheModelDown: with a model per role, the banner
+// says whose endpoint is down; the model block's endpoint keeps the
+// plain copy.
+func TestHealthBannerNamesTheModelDown(t *testing.T) {
+	if got := healthCopy(runner.HealthView{State: runner.HealthSuspended, Model: "fast"}); got != "⚠ The endpoint of model fast is unavailable: the run is suspended and resumes when it recovers." {
+		t.Errorf("suspended = %q", got)
+	}
+	if got := healthCopy(runner.HealthView{State: runner.HealthDegraded, Category: "timeout", Model: "fast"}); got != "⚠ Requests to the endpoint of model fast are timing out; retrying." {
+		t.Errorf("degraded = %q", got)
+	}
+	if got := healthCopy(runner.HealthView{State: runner.HealthSuspended}); got != "⚠ The model provider is unavailable: the run is suspended and resumes when it recovers." {
+		t.Errorf("the model block = %q", got)
+	}
+}
