@@ -8,9 +8,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"sort"
+	"strings"
 
+	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 )
 
@@ -164,4 +167,31 @@ func benchModels(ctx context.Context, d *runner.Deployment, g *runner.Guild, key
 		out[name] = runner.ModelEndpoint{Provider: p, Answered: true}
 	}
 	return out, notes, nil
+}
+
+// checkModels prints, for `guildhall check`, each named model a role runs
+// on: its endpoint, its roles, and whether its key would be withheld.
+func checkModels(out io.Writer, cfg *config, g *runner.Guild, keys keyring) {
+	d := cfg.deployment
+	for _, name := range roleModelNames(g) {
+		if _, ok := d.Models[name]; !ok {
+			continue
+		}
+		m := d.ModelFor(name)
+		var roles []string
+		for _, r := range g.RoleNames() {
+			if g.Roles[r].Model == name {
+				roles = append(roles, r)
+			}
+		}
+		what := m.Name
+		if what == "" {
+			what = "the server's first model"
+		}
+		fmt.Fprintf(out, "model %s: %s at %s (provider %s), for %s\n", name, render.SanitizeLine(what), render.SanitizeLine(redactBase(m.APIBase)),
+			render.SanitizeLine(m.Provider), render.SanitizeLine(strings.Join(roles, ", ")))
+		if _, note := cfg.keyForModel(keys, name); note != "" {
+			fmt.Fprintln(out, "note:", render.SanitizeLine(note))
+		}
+	}
 }

@@ -91,6 +91,10 @@ func TestEachRoleOnItsOwnModelEndpoint(t *testing.T) {
 	h.write(dep, `{"model": {"apiBase": "`+planner.BaseURL()+`", "name": "planner-32b"},
   "models": {"coder": {"apiBase": "`+coder.BaseURL()+`", "name": "coder-7b"}}}`, 0o644)
 
+	check := h.run(ws, 0, "check", "--guild", guild, "--deployment", dep)
+	if want := "model coder: coder-7b at " + coder.BaseURL() + " (provider openai), for coder\n"; check.code != 0 || !strings.Contains(check.stdout, want) {
+		t.Errorf("check does not show the coder's model (%q):\n%s", want, check)
+	}
 	res := h.run(ws, 90*time.Second, "run", "--guild", guild, "--deployment", dep, "--no-input", "Build the thing")
 	if res.code != 0 {
 		t.Fatalf("run:\n%s", res)
@@ -166,5 +170,9 @@ func TestWorkspaceModelEndpointGetsNoKey(t *testing.T) {
 	}
 	if !strings.Contains(res.stderr, "the API key is not sent to "+attacker.BaseURL()+" (model coder)") {
 		t.Errorf("no note about the withheld key:\n%s", res)
+	}
+	check := h.run(ws, 0, "check", "--trust-workspace", "--guild", guild, "--base-url", planner.BaseURL())
+	if !strings.Contains(check.stdout, "note: the API key is not sent to "+attacker.BaseURL()+" (model coder)") {
+		t.Errorf("check does not say the key is withheld from the workspace's endpoint:\n%s", check)
 	}
 }
