@@ -273,7 +273,7 @@ func (r *Run) logCall(f *Frame, req provider.Request, resp *provider.Response, e
 			EvaluatedPromptTokens: resp.Usage.EvaluatedPromptTokens, PromptCacheReported: resp.Usage.PromptCacheReported,
 			TokensPerSecond: resp.Usage.TokensPerSecond,
 		},
-		FinishReason: resp.FinishReason, Model: resp.Model, ElapsedMs: elapsed.Milliseconds(),
+		FinishReason: resp.FinishReason, Model: resp.Model, ModelRef: r.modelOf(f.Role).name, ElapsedMs: elapsed.Milliseconds(),
 	}
 	if p.Usage.TotalTokens == 0 {
 		p.Usage.TotalTokens = p.Usage.PromptTokens + p.Usage.CompletionTokens

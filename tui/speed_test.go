@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestFooterShowsSpeedAndPromptCache(t *testing.T) {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(180, 30))
 	// 1.1k tokens of the 2.5k prompted came from the cache (0 + 1100),
 	// 1.4k were evaluated (1200 + 200); the latest reply came at 42.5/s.
-	waitScreen(t, tm, "(prompt 1.1k cached, 1.4k evaluated)", ", 42 tok/s")
+	waitScreen(t, tm, "(prompt 1.1k cached, 1.4k evaluated)", ", 42 tok/s", "Result · run-")
 	tm.Send(tea.KeyMsg{Type: tea.KeyEsc}) // the result card
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
@@ -109,5 +110,31 @@ func TestHealthBannerNamesTheModelDown(t *testing.T) {
 	}
 	if got := healthCopy(runner.HealthView{State: runner.HealthSuspended}); got != "⚠ The model provider is unavailable: the run is suspended and resumes when it recovers." {
 		t.Errorf("the model block = %q", got)
+	}
+}
+
+// TestCostPricesEachModelAtItsOwnPrice: with a model per role, each
+// model's tokens are priced at its price; a model without one, or prices
+// in two currencies, give no figure rather than a wrong one.
+func TestCostPricesEachModelAtItsOwnPrice(t *testing.T) {
+	var u usage
+	u.addCall(callUsage{Usage: event.Usage{PromptTokens: 1_000_000, CompletionTokens: 100_000}})
+	u.addCall(callUsage{ModelRef: "fast", Usage: event.Usage{PromptTokens: 2_000_000, CompletionTokens: 1_000_000}})
+	big := &runner.ModelPrice{Input: 2, Output: 10}
+	fast := map[string]*runner.ModelPrice{"fast": {Input: 0.1, Output: 0.5}}
+	// 1M×2 + 0.1M×10 = 3.00; 2M×0.1 + 1M×0.5 = 0.70
+	if c, cur, ok := u.costOf(big, fast); !ok || fmt.Sprintf("%.2f", c) != "3.70" || cur != "USD" {
+		t.Errorf("cost = %v %q %v, want 3.70 USD", c, cur, ok)
+	}
+	if _, _, ok := u.costOf(big, nil); ok {
+		t.Error("a cost although the fast model has no price")
+	}
+	if _, _, ok := u.costOf(big, map[string]*runner.ModelPrice{"fast": {Input: 0.1, Output: 0.5, Currency: "EUR"}}); ok {
+		t.Error("dollars and euros added up")
+	}
+	var one usage
+	one.addCall(callUsage{Usage: event.Usage{PromptTokens: 1_000_000}})
+	if c, _, ok := one.costOf(&runner.ModelPrice{Input: 1, Output: 1}, nil); !ok || c != 1 {
+		t.Errorf("the model block alone = %v %v", c, ok)
 	}
 }

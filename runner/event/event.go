@@ -379,7 +379,11 @@ type LLMCallPayload struct {
 	Usage        Usage         `json:"usage"`
 	FinishReason string        `json:"finishReason,omitempty"`
 	Model        string        `json:"model,omitempty"`
-	ElapsedMs    int64         `json:"elapsedMs"`
+	// ModelRef is the deployment's name of the model the call went to,
+	// when the role runs on one of its named models ("" for the model
+	// block): the console prices the call at that model's price.
+	ModelRef  string `json:"modelRef,omitempty"`
+	ElapsedMs int64  `json:"elapsedMs"`
 }
 
 // LLMDeltaPayload is streamed text (ephemeral, never persisted).
