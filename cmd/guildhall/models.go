@@ -15,6 +15,7 @@ import (
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
+	"github.com/guildhall/guildhall/runner/provider"
 )
 
 // modelView is d as the named model's endpoint sees it: its model block is
@@ -194,4 +195,15 @@ func checkModels(out io.Writer, cfg *config, g *runner.Guild, keys keyring) {
 			fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 		}
 	}
+}
+
+// keyNoteFor is the note on the withheld key of the endpoint u is about:
+// a named model's, or the model block's.
+func (s *setup) keyNoteFor(u *provider.Unanswered) string {
+	for _, st := range s.modelStates {
+		if d, ok := st.provider.(provider.Described); ok && d.Endpoint().BaseURL == u.Endpoint.BaseURL {
+			return st.keyNote
+		}
+	}
+	return s.endpoint.keyNoteOrEmpty()
 }

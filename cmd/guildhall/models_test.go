@@ -176,3 +176,27 @@ func TestWorkspaceModelEndpointGetsNoKey(t *testing.T) {
 		t.Errorf("check does not say the key is withheld from the workspace's endpoint:\n%s", check)
 	}
 }
+
+// TestANamedModelThatNeverAnswersIsASetupError: the coder's server is not
+// running; a headless run says so at start (exit 2), naming that endpoint,
+// rather than starting the planner on work the coder cannot do.
+func TestANamedModelThatNeverAnswersIsASetupError(t *testing.T) {
+	h := newHostile(t)
+	h.keyServer = newKeyLog(t)
+	planner := fakellm.New()
+	t.Cleanup(planner.Close)
+	gone := fakellm.New()
+	dead := gone.BaseURL()
+	gone.Close()
+	ws := h.workspace("dead-coder")
+	guild := modelGuild(t, filepath.Join(h.root, "guild"))
+	dep := filepath.Join(h.root, "deployment.json")
+	h.write(dep, `{"model": {"apiBase": "`+planner.BaseURL()+`"}, "models": {"coder": {"apiBase": "`+dead+`"}}}`, 0o644)
+	res := h.run(ws, 0, "run", "--guild", guild, "--deployment", dep, "--no-input", "Build the thing")
+	if res.code != exitUsage || !strings.Contains(res.stderr, strings.TrimSuffix(dead, "/v1")) {
+		t.Fatalf("a dead coder endpoint at start:\n%s", res)
+	}
+	if n := len(planner.RequestsFor("orchestrator")); n != 0 {
+		t.Errorf("the planner got %d calls although the coder's endpoint was down at start", n)
+	}
+}

@@ -293,7 +293,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 		return &exitCodeError{code: exitError, err: err}
 	}
 	if u := outcome.Endpoint; u != nil {
-		u.KeyNote = s.endpoint.keyNoteOrEmpty()
+		u.KeyNote = s.keyNoteFor(u)
 		id := outcome.RunID
 		if outcome.Stopped {
 			id = "" // a resumed run stays resumable
