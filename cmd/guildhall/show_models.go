@@ -75,8 +75,12 @@ func (u *modelUse) show(out io.Writer) {
 			roles = append(roles, r)
 		}
 		sort.Strings(roles)
+		who := strings.Join(roles, ", ")
+		if len(u.order) == 1 {
+			who = "every role" // one model did all the work
+		}
 		c := u.calls[label]
-		line := fmt.Sprintf("  %s: %s · %s, %d prompt tokens", label, strings.Join(roles, ", "), plural(c.calls, "call"), c.prompt)
+		line := fmt.Sprintf("  %s: %s · %s, %d prompt tokens", label, who, plural(c.calls, "call"), c.prompt)
 		if c.cached > 0 {
 			line += fmt.Sprintf(" (%d cached)", c.cached)
 		}
