@@ -7,6 +7,7 @@ package runner
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -105,7 +106,12 @@ func suspensionText(category, label string) string {
 // worstHealth is the view to show of several endpoints' health: a
 // suspended one before a degraded one before the rest, each carrying the
 // name of its model.
-func worstHealth(def *Health, named map[string]*Health, names []string) HealthView {
+func worstHealth(def *Health, named map[string]*Health) HealthView {
+	names := make([]string, 0, len(named))
+	for n := range named {
+		names = append(names, n)
+	}
+	sort.Strings(names) // the same endpoint first on every call
 	best := def.Snapshot()
 	rank := func(s string) int {
 		switch s {

@@ -320,7 +320,7 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 // Health is the providers' restricted health view: of the endpoint in the
 // worst state when the deployment has named models.
 func (s *Session) Health() HealthView {
-	return worstHealth(s.health, s.modelHealth, s.cfg.Deployment.ModelNames())
+	return worstHealth(s.health, s.modelHealth)
 }
 
 // Answer answers a pending question; source names the answering client
