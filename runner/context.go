@@ -28,8 +28,8 @@ func (r *Run) effectiveBudget(role string) int {
 	if m.ContextWindow <= 0 {
 		b = 0
 	}
-	if r.learnedCeiling > 0 && (b <= 0 || r.learnedCeiling < b) {
-		b = r.learnedCeiling
+	if c := r.ceiling(rm.name); c > 0 && (b <= 0 || c < b) {
+		b = c
 	}
 	return b
 }
@@ -54,9 +54,7 @@ func (r *Run) noteRejection(f *Frame, pe *provider.Error) (event.Card, bool) {
 	msg := fmt.Sprintf("the endpoint rejected the prompt as too long (rejection %d of 3)", f.Rejections)
 	if pe.PromptTokens > 0 {
 		msg = fmt.Sprintf("the endpoint rejected a %d-token prompt as too long (rejection %d of 3)", pe.PromptTokens, f.Rejections)
-		if r.learnedCeiling == 0 || pe.PromptTokens < r.learnedCeiling {
-			r.learnedCeiling = pe.PromptTokens
-		}
+		r.learn(r.modelOf(f.Role).name, pe.PromptTokens)
 	}
 	r.emit(event.ContextBudgetExceeded, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg})
 	if f.Rejections >= 3 {
@@ -153,8 +151,8 @@ func (r *Run) compactionTask(f *Frame, trigger string) string {
 // fit.
 func (r *Run) backstop(f *Frame, reported int) (event.Card, bool) {
 	window := r.modelOf(f.Role).cfg.ContextWindow
-	if r.learnedCeiling > 0 && (window <= 0 || r.learnedCeiling < window) {
-		window = r.learnedCeiling
+	if c := r.ceiling(r.modelOf(f.Role).name); c > 0 && (window <= 0 || c < window) {
+		window = c
 	}
 	if window <= 0 {
 		window = 8192

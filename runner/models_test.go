@@ -228,3 +228,26 @@ func TestARunNeedsAnEndpointForEachRoleModel(t *testing.T) {
 		t.Fatalf("create without the fast endpoint: %v", err)
 	}
 }
+
+// TestEachModelLearnsItsOwnCeiling: a prompt the small model's endpoint
+// rejected as too long lowers that model's budget, not the big model's.
+func TestEachModelLearnsItsOwnCeiling(t *testing.T) {
+	g := testGuild(t)
+	g.Roles["coder"].Model = "fast"
+	d := DefaultDeployment()
+	d.Model.ContextWindow = 32768
+	d.Models = map[string]ModelConfig{"fast": {ContextWindow: 8192}}
+	r := &Run{opts: Options{Guild: g, Deployment: d, Models: map[string]ModelEndpoint{"fast": {}}}}
+	big, small := r.effectiveBudget("orchestrator"), r.effectiveBudget("coder")
+	if big != 32768-4096 || small != 8192-2048 {
+		t.Fatalf("budgets: orchestrator %d, coder %d", big, small)
+	}
+	r.learn("fast", 5000)
+	r.learn("fast", 7000) // a larger rejection teaches nothing new
+	if got := r.effectiveBudget("coder"); got != 5000 {
+		t.Errorf("coder's budget after a 5000-token rejection = %d", got)
+	}
+	if got := r.effectiveBudget("orchestrator"); got != big {
+		t.Errorf("the orchestrator's budget moved to %d with the coder's rejection", got)
+	}
+}

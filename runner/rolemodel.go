@@ -150,3 +150,28 @@ func replySpeed(completion int, first time.Time) float64 {
 	}
 	return float64(completion) / d.Seconds()
 }
+
+// ceiling is the prompt size the named model's endpoint rejected as too
+// long ("" the model block's), 0 when none was.
+func (r *Run) ceiling(name string) int {
+	if name == "" {
+		return r.learnedCeiling
+	}
+	return r.learnedCeilings[name]
+}
+
+// learn notes a rejected prompt size against the named model's endpoint:
+// a 7B model's small window does not shrink a 32B model's budget.
+func (r *Run) learn(name string, tokens int) {
+	if c := r.ceiling(name); c != 0 && tokens >= c {
+		return
+	}
+	if name == "" {
+		r.learnedCeiling = tokens
+		return
+	}
+	if r.learnedCeilings == nil {
+		r.learnedCeilings = map[string]int{}
+	}
+	r.learnedCeilings[name] = tokens
+}

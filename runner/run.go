@@ -171,6 +171,8 @@ type Run struct {
 	ctl            controls
 	counter        int
 	learnedCeiling int
+	// learnedCeilings are the named models' (rolemodel.go).
+	learnedCeilings map[string]int
 	startedAt      time.Time
 	// summary writes summary.txt (summary.go).
 	summary summaryState
