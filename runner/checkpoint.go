@@ -15,7 +15,7 @@ type Checkpoint struct {
 	// LearnedCeilings are the same per named model (a model per role):
 	// each endpoint's rejections teach its own ceiling.
 	LearnedCeilings map[string]int `json:"learnedCeilings,omitempty"`
-	Stack          []*Frame  `json:"stack"`
+	Stack           []*Frame       `json:"stack"`
 	// Park and WriterStarted carry a queued run's parking rule across a
 	// restart.
 	Park          bool `json:"park,omitempty"`

@@ -173,7 +173,7 @@ type Run struct {
 	learnedCeiling int
 	// learnedCeilings are the named models' (rolemodel.go).
 	learnedCeilings map[string]int
-	startedAt      time.Time
+	startedAt       time.Time
 	// summary writes summary.txt (summary.go).
 	summary summaryState
 	// concluded is set once the run's outcome is decided, just before its
