@@ -127,7 +127,7 @@ func Resume(opts Options, id string) (*Run, error) {
 	}
 	opts.Park = opts.Park || cp.Park
 	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Resolved{}, meta: meta,
-		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, writerStarted: cp.WriterStarted}
+		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, learnedCeilings: cp.LearnedCeilings, writerStarted: cp.WriterStarted}
 	reopenBudgetStopped(r.meta)
 	r.meta.Status, r.meta.PID, r.meta.Suspension = store.StatusRunning, os.Getpid(), nil
 	r.budget.resume(cp.Usage)

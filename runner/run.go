@@ -66,7 +66,12 @@ type Options struct {
 	Guild           *Guild
 	Deployment      *Deployment
 	Provider        provider.Provider
-	Tools           tools.Registry
+	// Models are the endpoints of the deployment's named models, by name
+	// (a guild's role picks one with "model"), and ModelHealth their
+	// health, shared across a session's runs (nil: the run keeps its own).
+	Models      map[string]ModelEndpoint
+	ModelHealth map[string]*Health
+	Tools       tools.Registry
 
 	Task          string
 	Effort        string
@@ -166,7 +171,9 @@ type Run struct {
 	ctl            controls
 	counter        int
 	learnedCeiling int
-	startedAt      time.Time
+	// learnedCeilings are the named models' (rolemodel.go).
+	learnedCeilings map[string]int
+	startedAt       time.Time
 	// summary writes summary.txt (summary.go).
 	summary summaryState
 	// concluded is set once the run's outcome is decided, just before its
@@ -225,6 +232,10 @@ func (o *Options) defaults() error {
 	}
 	if o.Health == nil {
 		o.Health = NewHealth()
+	}
+	o.ModelHealth = modelHealth(o.Models, o.ModelHealth)
+	if err := o.checkModels(); err != nil {
+		return err
 	}
 	if o.WebSearch == nil {
 		ws := webSearchConfig(o.Deployment, os.Getenv, secretsDir)
@@ -566,8 +577,10 @@ func (r *Run) emitRoleStart(f *Frame) {
 			r.writerStarted = true
 		}
 	}
+	m := r.modelOf(f.Role)
 	r.emit(event.RoleStart, event.RoleStartPayload{
 		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
+		Model: m.cfg.Name, ModelRef: m.name,
 	})
 }
 

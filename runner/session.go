@@ -38,8 +38,10 @@ type SessionConfig struct {
 	Guild      *Guild
 	Deployment *Deployment
 	Provider   provider.Provider
-	Tools      tools.Registry
-	NoInput    bool
+	// Models are the endpoints of the deployment's named models.
+	Models  map[string]ModelEndpoint
+	Tools   tools.Registry
+	NoInput bool
 	// Sandbox is the process's sandbox host; nil gets a default one.
 	Sandbox *sandbox.Host
 	// Environ is the base environment of tool subprocesses (see
@@ -78,7 +80,9 @@ type Session struct {
 	bus    *Bus
 	broker *Broker
 	health *Health
-	notes  []string
+	// modelHealth is each named model's endpoint health.
+	modelHealth map[string]*Health
+	notes       []string
 
 	mu      sync.Mutex
 	active  *Run
@@ -105,7 +109,8 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 	if cfg.EndpointAnswered {
 		health.markAnswered()
 	}
-	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: health, notes: notes}, nil
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: health,
+		modelHealth: modelHealth(cfg.Models, nil), notes: notes}, nil
 }
 
 // Endpoint is what the session's runs use to reach the model: the
@@ -194,6 +199,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
+		Models: s.cfg.Models, ModelHealth: s.modelHealth,
 		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ, StartProbe: s.cfg.StartProbe,
 	})
 	if err != nil {
@@ -225,6 +231,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WebSearch: s.cfg.WebSearch,
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
+		Models: s.cfg.Models, ModelHealth: s.modelHealth,
 		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ, StartProbe: s.cfg.StartProbe,
 	}, id)
 	if err != nil {
@@ -310,8 +317,11 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 	return s.outcome, s.err
 }
 
-// Health is the provider's restricted health view.
-func (s *Session) Health() HealthView { return s.health.Snapshot() }
+// Health is the providers' restricted health view: of the endpoint in the
+// worst state when the deployment has named models.
+func (s *Session) Health() HealthView {
+	return worstHealth(s.health, s.modelHealth)
+}
 
 // Answer answers a pending question; source names the answering client
 // (terminal, browser, stdin). The first answer wins.

@@ -85,6 +85,9 @@ type Suspension struct {
 	Category    string    `json:"category"`
 	Message     string    `json:"message"`
 	SuspendedAt time.Time `json:"suspendedAt"`
+	// Model is the deployment's name of the model whose endpoint is
+	// down, "" for the model block.
+	Model string `json:"model,omitempty"`
 }
 
 // Meta is meta.json, the platform-owned record of one run.

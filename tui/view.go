@@ -99,8 +99,18 @@ func (m *Model) tabScreen(i int) screen {
 // from its log rather than the session's live one.
 func (m *Model) replaying() bool { return m.view != nil && m.view != m.live }
 
-// healthCopy is the banner's fixed copy per category.
+// healthCopy is the banner's fixed copy per category, naming the
+// deployment's model whose endpoint it is when that is a named one.
 func healthCopy(h runner.HealthView) string {
+	s := healthText(h)
+	if s != "" && h.Model != "" {
+		s = strings.Replace(s, "The model provider", "The endpoint of model "+render.SanitizeLine(h.Model), 1)
+		s = strings.Replace(s, "the model provider", "the endpoint of model "+render.SanitizeLine(h.Model), 1)
+	}
+	return s
+}
+
+func healthText(h runner.HealthView) string {
 	if h.State == runner.HealthSuspended {
 		return "⚠ The model provider is unavailable: the run is suspended and resumes when it recovers."
 	}
@@ -645,7 +655,7 @@ func (m *Model) transcriptBox(w int) []string {
 		foot = styleFaint.Render(t.note) + "  " + foot
 	}
 	lines = append(lines, foot)
-	return boxed(fmt.Sprintf("Transcript · %s · %d messages", t.label, len(t.entries)), lines, w)
+	return boxed(fmt.Sprintf("Transcript · %s · %d messages", t.label, t.messages()), lines, w)
 }
 
 func (m *Model) pickerBox(w int) []string {

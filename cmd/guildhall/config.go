@@ -169,6 +169,10 @@ type setup struct {
 	// endpoint is what the start-up probe of the provider found
 	// (endpoint.go).
 	endpoint *endpointState
+	// models are the endpoints of the named models the guild's roles run
+	// on, and modelStates what their start-up probes found (models.go).
+	models      map[string]runner.ModelEndpoint
+	modelStates map[string]*endpointState
 	// workspaceOrigins are the workspace's own files that were applied.
 	workspaceOrigins map[string]bool
 }
@@ -307,6 +311,9 @@ type config struct {
 	// environment, the operator's deployment file, or the built-in
 	// default): the only endpoint a key is sent to without question.
 	operatorBase string
+	// operatorBases are every endpoint the operator's own deployment
+	// names, its named models' too (models.go).
+	operatorBases map[string]bool
 	// workspaceOrigins are the workspace's files that were applied.
 	workspaceOrigins map[string]bool
 }
@@ -335,6 +342,7 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 		return nil, err
 	}
 	cfg := &config{workspace: ws, operatorBase: opDep.Model.APIBase, workspaceOrigins: map[string]bool{}}
+	cfg.noteOperatorBases(opDep)
 	opGuildDir, hasOpGuild := operatorGuild(op)
 	baseGuild := "the seed guild"
 	if hasOpGuild {
@@ -388,6 +396,7 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 			return nil, usageErr(err)
 		}
 		cfg.operatorBase = d.Model.APIBase
+		cfg.noteOperatorBases(d)
 	case applied && found.Deployment != nil:
 		d = found.Deployment
 		cfg.workspaceOrigins[found.DeploymentFile] = true
@@ -543,6 +552,11 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 			notes = append(notes, note)
 		}
 	}
+	models, modelStates, modelNotes, err := c.openModels(ctx, cfg, g, ep)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	notes = append(notes, modelNotes...)
 	for _, w := range g.Warnings {
 		notes = append(notes, "guild warning: "+w.Error())
 	}
@@ -550,5 +564,6 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		notes = append(notes, "project settings ignored: "+err.Error())
 	}
 	return &setup{workspace: cfg.workspace, guild: g, deployment: cfg.deployment, provider: ep.provider, endpoint: ep,
+		models: models, modelStates: modelStates,
 		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins}, nil
 }

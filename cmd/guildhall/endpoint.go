@@ -251,7 +251,7 @@ func (s *setup) requireEndpoint() error {
 	if u := s.endpoint.unanswered(); u != nil {
 		return endpointError(u, "")
 	}
-	return nil
+	return s.requireModels()
 }
 
 // seedForWindow picks the compact seed guild when the seed guild was

@@ -533,7 +533,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 	var held *runner.EndpointError
 	if errors.As(drainErr, &held) {
 		// A setup problem, like run's: exit 2, the item waiting again.
-		held.Unanswered.KeyNote = s.endpoint.keyNoteOrEmpty()
+		held.Unanswered.KeyNote = s.keyNoteFor(held.Unanswered)
 		return usageErr(held)
 	}
 	if drainErr != nil {

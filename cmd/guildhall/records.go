@@ -499,6 +499,7 @@ it; a server that fails its probe fails the check.`,
 			if _, note := cfg.keyFor(common.keys); note != "" {
 				fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 			}
+			checkModels(out, cfg, g, common.keys)
 			sb, err := common.checkSandbox(out, cfg.workspace, d)
 			if err != nil {
 				return err
