@@ -131,6 +131,9 @@ type Deployment struct {
 	// and a suspension (notify.go); a workspace's file may not set its
 	// command.
 	Notify NotifyConfig `json:"notify"`
+	// Detach is how long a console whose terminal went away waits on a
+	// question (detach_config.go).
+	Detach DetachConfig `json:"detach"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -248,6 +251,7 @@ var deploymentShape = shape{
 	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
 	"webSearch":     shape{"provider": nil, "endpoint": nil},
 	"notify":        shape{"bell": nil, "desktop": nil, "command": nil},
+	"detach":        shape{"idleTimeout": nil},
 	"mcpServers": shape{"*": shape{
 		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
 		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
@@ -430,6 +434,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	for _, p := range d.Notify.check() {
 		c.errorf(at("notify", p.field), "%s", p.msg)
 	}
+	checkDetach(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one

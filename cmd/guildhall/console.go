@@ -257,10 +257,21 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	ui, stopUI := sig.uiContext()
 	runErr := tui.Run(ui, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
 	stopUI()
+	hungUp := false
 	if ctx.Err() == nil && sig.hungUp(hangUpWait(runErr)) {
-		// The terminal went away: the run goes on headless.
-		runErr = nil
-		runDetached(ctx, sess, s.workspace, cmd.ErrOrStderr())
+		hungUp, runErr = true, nil
+		if s.ephemeral {
+			// The demo's temporary workspace goes when the process ends:
+			// nobody could attach to a run worth keeping, so the demo ends
+			// with its terminal (Close stops the run, and the caller
+			// removes the folder).
+			if _, live := sess.Active(); live {
+				fmt.Fprintln(cmd.ErrOrStderr(), "guildhall: the terminal went away; the demo stops and its temporary workspace is removed")
+			}
+		} else {
+			// The terminal went away: the run goes on headless.
+			runDetached(ctx, sess, s.workspace, cmd.ErrOrStderr(), s.deployment.Detach.Idle())
+		}
 	}
 	if ctx.Err() != nil {
 		// A signal (or the terminal going away) ended the console: the
@@ -276,7 +287,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	if closeErr != nil {
 		return &exitCodeError{code: exitError, err: closeErr}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || (hungUp && s.ephemeral) {
 		return &exitCodeError{code: exitInterrupted}
 	}
 	return nil

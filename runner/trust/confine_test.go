@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/tools"
@@ -111,7 +112,20 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("notify.command %q", d.Notify.Command)
 			}
 		}, "asks to set notify.command: refused"},
-		{"tightening is kept", `{}`, `{"sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+		{"a detached console that waits for ever", `{"detach": {"idleTimeout": "2h"}}`, `{"detach": {"idleTimeout": "0"}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := d.Detach.Idle(); got != 2*time.Hour || d.Origin("detach.idleTimeout") != "/op/deployment.json" {
+				t.Errorf("idle %s from %q", got, d.Origin("detach.idleTimeout"))
+			}
+		}, `asks for detach.idleTimeout "0": refused, a detached console waits at most 2h0m0s`},
+		{"a detached console that waits longer than the default", `{}`, `{"detach": {"idleTimeout": "48h"}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := d.Detach.Idle(); got != runner.DefaultDetachIdle {
+				t.Errorf("idle %s", got)
+			}
+		}, `asks for detach.idleTimeout "48h": refused`},
+		{"tightening is kept", `{}`, `{"detach": {"idleTimeout": "1h"}, "sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+			if d.Detach.Idle() != time.Hour {
+				t.Errorf("a shorter detach.idleTimeout was not kept: %s", d.Detach.Idle())
+			}
 			if d.Sandbox.Mode != "read-only" || d.MCPServers["s"].Mode(sandbox.ReadOnly) != sandbox.ReadOnly {
 				t.Errorf("mode %q", d.Sandbox.Mode)
 			}
