@@ -47,7 +47,9 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 	if err := needTerminal(cmd, args); err != nil {
 		return err
 	}
-	s, err := common.loadWith(ctx, consoleAsk(cmd))
+	// The console opens before the endpoint's model list answers (or
+	// times out): consoleSession probes it in the background.
+	s, err := common.loadConsole(ctx, consoleAsk(cmd))
 	if errors.Is(err, errQuitAtTrust) {
 		return nil
 	}
@@ -170,25 +172,9 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		// terminal after it closes.
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(strings.SplitN(u.Explain(), "\n", 2)[0]))
 	}
-	// Reconcile the runs folder: the newest resumable run resumes under
-	// its id (when no new task was given and the endpoint answered),
-	// every other unfinished run is marked interrupted with the reason.
-	rec, err := sess.Reconcile()
-	if err != nil {
-		notes.note(err.Error())
-	}
-	noteOtherGuilds(notes, rec)
-	if rec.Resumable != "" {
-		switch {
-		case problem != "":
-			notes.note(fmt.Sprintf("run %s stopped before finishing; once the endpoint answers, resume it from History (r) or with `guildhall resume %s`", rec.Resumable, rec.Resumable))
-		case task == "":
-			if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
-				notes.note("could not resume " + rec.Resumable + ": " + err.Error())
-			}
-		default:
-			notes.note(fmt.Sprintf("run %s stopped before finishing; resume it with `guildhall resume %s`", rec.Resumable, rec.Resumable))
-		}
+	pending := s.endpoint != nil && s.endpoint.pending
+	if !pending {
+		reconcileAtStart(ctx, sess, notes, problem, task)
 	}
 	endpoint := newConsoleEndpoint(common.keys, sess, s)
 	opts := tui.Options{
@@ -205,7 +191,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint
 	}
-	if problem != "" {
+	if problem != "" || pending {
 		// Queued tasks would only fail against an endpoint that never
 		// answered: the queue starts once it does.
 		sched := runner.NewScheduler(sess, runner.SchedulerOptions{})
@@ -217,7 +203,9 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 			once.Do(func() { _ = sched.Start(ctx) })
 			sched.Kick()
 		}
-		notes.note("the queue waits for the model endpoint: queued tasks start once it answers")
+		if !pending {
+			notes.note("the queue waits for the model endpoint: queued tasks start once it answers")
+		}
 	} else if sched, err := startScheduler(ctx, sess, notes); sched != nil {
 		opts.Queue = sched
 		endpoint.onAnswered = sched.Kick
@@ -254,9 +242,16 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	opts.Notes = notes.notes()
 	opts.Context = ctx // runs outlive the screen
+	var after afterScreen
+	if pending {
+		opts.Connect = func(ctx context.Context) tui.Connected {
+			return connectInBackground(ctx, sess, s, endpoint, task, &after)
+		}
+	}
 	ui, stopUI := sig.uiContext()
 	runErr := tui.Run(ui, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
 	stopUI()
+	after.print(cmd.ErrOrStderr())
 	hungUp := false
 	if ctx.Err() == nil && sig.hungUp(hangUpWait(runErr)) {
 		hungUp, runErr = true, nil
@@ -317,4 +312,29 @@ func hangUpWait(runErr error) time.Duration {
 		return 500 * time.Millisecond
 	}
 	return 0
+}
+
+// reconcileAtStart reconciles the runs folder: the newest resumable run
+// resumes under its id (when no new task was given and the endpoint
+// answered), every other unfinished run is marked interrupted with the
+// reason.
+func reconcileAtStart(ctx context.Context, sess *runner.Session, notes noter, problem, task string) {
+	rec, err := sess.Reconcile()
+	if err != nil {
+		notes.note(err.Error())
+	}
+	noteOtherGuilds(notes, rec)
+	if rec.Resumable == "" {
+		return
+	}
+	switch {
+	case problem != "":
+		notes.note(fmt.Sprintf("run %s stopped before finishing; once the endpoint answers, resume it from History (r) or with `guildhall resume %s`", rec.Resumable, rec.Resumable))
+	case task == "":
+		if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
+			notes.note("could not resume " + rec.Resumable + ": " + err.Error())
+		}
+	default:
+		notes.note(fmt.Sprintf("run %s stopped before finishing; resume it with `guildhall resume %s`", rec.Resumable, rec.Resumable))
+	}
 }
