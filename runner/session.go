@@ -437,6 +437,14 @@ func (s *Session) Stop() {
 	}
 }
 
+// StopBecause is Stop with the reason the run's log records (the
+// run_status event's reason).
+func (s *Session) StopBecause(reason string) {
+	if r, err := s.activeRun(""); err == nil {
+		r.StopBecause(reason)
+	}
+}
+
 // Close stops a live run at its next safe point (leaving it resumable) and
 // releases the workspace.
 func (s *Session) Close() error {

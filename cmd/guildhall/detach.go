@@ -156,7 +156,7 @@ func waitDetached(ctx context.Context, sess *runner.Session, detachedAt time.Tim
 				continue
 			}
 			fmt.Fprintf(errOut, "guildhall: no one answered run %s's question for %s (detach.idleTimeout); the run stops here, resumable: guildhall resume %s\n", runID, idle, runID)
-			sess.Stop()
+			sess.StopBecause(fmt.Sprintf("no one answered its question for %s while the console was detached (detach.idleTimeout); resumable from its checkpoint", idle))
 			<-done
 			return
 		}

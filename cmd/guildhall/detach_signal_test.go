@@ -193,5 +193,8 @@ func TestDetachedConsoleIdleTimeout(t *testing.T) {
 	if msg := readFile(t, stderr); !strings.Contains(msg, "question for 2s (detach.idleTimeout); the run stops here, resumable: guildhall resume "+id) {
 		t.Errorf("the idle stop is not explained:\n%s", msg)
 	}
+	if log := readFile(t, filepath.Join(ws, ".orchestration", "runs", id, "log.jsonl")); !strings.Contains(log, "no one answered its question for 2s while the console was detached (detach.idleTimeout)") {
+		t.Errorf("the run's log does not say why it stopped:\n%s", log)
+	}
 	assertResumable(t, h, ws, script)
 }
