@@ -103,23 +103,27 @@ func TestHungUpDemoEndsAndRemovesItsWorkspace(t *testing.T) {
 }
 
 // TestDetachedConsoleStopsAtSIGTERM: a detached console waiting on its
-// question gets SIGTERM. A pending question is a resumable point: the run
+// question gets SIGTERM (or SIGINT). A pending question is a resumable point: the run
 // stops there, the process exits well within the 30 s of the wind-down,
 // and the run resumes.
 func TestDetachedConsoleStopsAtSIGTERM(t *testing.T) {
-	h := newHostile(t)
-	tm := newAttachTmux(t, h)
-	ws := h.workspace("sigterm")
-	script := askScript(t, 0)
-	pid, stderr := detachAtQuestion(t, h, tm, ws, script, "Ship it as it is?")
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			h := newHostile(t)
+			tm := newAttachTmux(t, h)
+			ws := h.workspace("signal")
+			script := askScript(t, 0)
+			pid, stderr := detachAtQuestion(t, h, tm, ws, script, "Ship it as it is?")
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, "the exit at "+sig.String(), 30*time.Second, func() bool { return !alivePID(pid) })
+			if msg := readFile(t, stderr); !strings.Contains(msg, "winding down") {
+				t.Errorf("%s did not wind the run down:\n%s", sig, msg)
+			}
+			assertResumable(t, h, ws, script)
+		})
 	}
-	waitUntil(t, "the exit at SIGTERM", 30*time.Second, func() bool { return !alivePID(pid) })
-	if msg := readFile(t, stderr); !strings.Contains(msg, "winding down") {
-		t.Errorf("SIGTERM did not wind the run down:\n%s", msg)
-	}
-	assertResumable(t, h, ws, script)
 }
 
 // TestDetachedConsoleStopsAtASecondSIGTERM: a detached console is in a
