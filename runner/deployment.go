@@ -131,6 +131,10 @@ type Deployment struct {
 	// and a suspension (notify.go); a workspace's file may not set its
 	// command.
 	Notify NotifyConfig `json:"notify"`
+	// Theme is the terminal console's colours: ThemeAuto (the default)
+	// asks the terminal for its background once at start, ThemeDark and
+	// ThemeLight choose (Guildhall addition; see tui/theme.go).
+	Theme string `json:"theme,omitempty"`
 	// Detach is how long a console whose terminal went away waits on a
 	// question (detach_config.go).
 	Detach DetachConfig `json:"detach"`
@@ -198,6 +202,13 @@ func (d *Deployment) clone() *Deployment {
 	return &c
 }
 
+// The values of Deployment.Theme.
+const (
+	ThemeAuto  = "auto"
+	ThemeDark  = "dark"
+	ThemeLight = "light"
+)
+
 // defaultSource is the Source of the built-in defaults.
 const defaultSource = "built-in defaults"
 
@@ -248,10 +259,12 @@ var deploymentShape = shape{
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
 	"logging":       shape{"level": nil},
-	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
-	"webSearch":     shape{"provider": nil, "endpoint": nil},
-	"notify":        shape{"bell": nil, "desktop": nil, "command": nil},
-	"detach":        shape{"idleTimeout": nil},
+	"sandbox": shape{"mode": nil, "network": nil, "allow": nil, "writable": nil,
+		"limits": shape{"cpuSeconds": nil, "addressSpaceMiB": nil, "fileSizeMiB": nil, "processes": nil}},
+	"webSearch": shape{"provider": nil, "endpoint": nil},
+	"notify":    shape{"bell": nil, "desktop": nil, "command": nil},
+	"theme":     nil,
+	"detach":    shape{"idleTimeout": nil},
 	"mcpServers": shape{"*": shape{
 		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
 		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
@@ -396,6 +409,11 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	setBoth := d.Origin("model.contextWindow") != "" && d.Origin("model.generation.maxTokens") != ""
 	if d.Model.Generation.MaxTokens < 0 || (setBoth && d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
 		c.errorf(at("model", "generation", "maxTokens"), "model.generation.maxTokens must be positive and smaller than model.contextWindow")
+	}
+	switch d.Theme {
+	case "", ThemeAuto, ThemeDark, ThemeLight:
+	default:
+		c.errorf(at("theme"), "theme %q is not one of auto (the default), dark, light", d.Theme)
 	}
 	switch d.Logging.Level {
 	case "", "full", "standard":

@@ -257,7 +257,7 @@ func Create(opts Options) (*Run, error) {
 		if m.Foreign {
 			// Its task and result would enter the model's history under
 			// the platform's own header.
-			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, foreignRun(m))
+			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, ForeignRun(m))
 		}
 		if !store.Terminal(m.Status) {
 			return nil, fmt.Errorf("--continue %s: that run is %s; only a finished run can be continued", opts.ContinuesFrom, m.Status)

@@ -52,6 +52,9 @@ func checkSandboxValues(c *checker, root *jnode, d *Deployment) {
 			c.errorf(item("writable", i), "sandbox.writable[%d] %q: %v", i, w, err)
 		}
 	}
+	if err := s.Limits.Check(); err != nil {
+		c.errorf(at("limits"), "%v", err)
+	}
 }
 
 // openSandbox prepares the run's sandbox from the deployment's policy. It

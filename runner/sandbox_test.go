@@ -25,6 +25,8 @@ func TestDeploymentSandboxValidation(t *testing.T) {
 		{"missing writable", `{"sandbox": {"writable": ["/nonexistent-guildhall"]}}`, []string{"does not exist"}},
 		{"home writable", `{"sandbox": {"writable": ["` + home + `"]}}`, []string{"your home folder"}},
 		{"unknown key", `{"sandbox": {"writeable": []}}`, []string{`unknown key "writeable"`}},
+		{"negative limit", "{\"sandbox\": {\"limits\":\n  {\"processes\": -5}}}", []string{"d.json:2:3", "sandbox.limits.processes -5 must be a positive number (0 or absent for the default, 1024)"}},
+		{"unknown limit", `{"sandbox": {"limits": {"memory": 5}}}`, []string{`unknown key "memory"`}},
 		{"wrong type", `{"sandbox": {"allow": "pypi.org"}}`, []string{"must be a []string"}},
 	}
 	checkBadDeployments(t, cases)

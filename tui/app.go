@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"os"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
@@ -25,7 +27,15 @@ type Options struct {
 	Task     string
 	Continue string
 	LogLevel string
-	// MarkdownStyle is a glamour standard style ("dark" by default).
+	// Theme is the console's colours, ThemeDark (the default) or
+	// ThemeLight: DetectTheme resolves the operator's setting, "auto"
+	// included, before the console starts.
+	Theme string
+	// Profile, when set, is the colour depth to draw at (tests); else it
+	// is what Output's environment says.
+	Profile *termenv.Profile
+	// MarkdownStyle is a glamour standard style; by default the theme's
+	// ("dark" or "light").
 	MarkdownStyle string
 	// NoAnimation freezes the flow animation (golden tests).
 	NoAnimation bool
@@ -134,6 +144,7 @@ type Model struct {
 	ctx  context.Context
 	ws   store.Workspace
 	md   *render.MarkdownRenderer
+	th   theme // the colours, chosen once at start (theme.go)
 	res  *render.LabelResolver
 	lay  layout
 
@@ -235,9 +246,10 @@ func New(s Session, opts Options) *Model {
 	if opts.Context == nil {
 		opts.Context = context.Background()
 	}
+	th := newTheme(opts.Theme == ThemeLight, colorProfile(opts))
 	m := &Model{
-		sess: s, opts: opts, ctx: opts.Context, ws: s.Workspace(),
-		md:        render.NewMarkdownRenderer(opts.MarkdownStyle),
+		sess: s, opts: opts, ctx: opts.Context, ws: s.Workspace(), th: th,
+		md:        render.NewMarkdownRenderer(cmp.Or(opts.MarkdownStyle, th.markdownStyle())),
 		res:       render.NewLabelResolver(opts.Labels, opts.Tier),
 		lay:       computeLayout(80, 24),
 		seqFollow: true,

@@ -266,7 +266,7 @@ func (m *Model) settingsBox(w int) []string {
 	if f.err != "" {
 		lines = append(lines, "")
 		for _, l := range strings.Split(wrapPlain(render.SanitizeLine(f.err), inner), "\n") {
-			lines = append(lines, styleErr.Render(l))
+			lines = append(lines, m.th.Render(toneErr, l))
 		}
 	}
 	foot := keyHint("tab", "next field", "enter", "apply and check", "esc", "back")
@@ -303,7 +303,7 @@ func (m *Model) idleMeters() []segment {
 
 // notesBanner points to the start-up notes: with the setup line beside it
 // when there is one (both matter), else quoting the first note.
-func notesBanner(notes []string, setup string) string {
+func notesBanner(th theme, notes []string, setup string) string {
 	head := "ℹ 1 note from start-up (N shows it)"
 	if len(notes) > 1 {
 		head = fmt.Sprintf("ℹ %d notes from start-up (N shows them)", len(notes))
@@ -315,9 +315,9 @@ func notesBanner(notes []string, setup string) string {
 		if len(notes) == 1 {
 			short = "ℹ 1 note (N)"
 		}
-		return styleBanner.Render(short) + styleFaint.Render(" · "+render.SanitizeLine(setup))
+		return th.Render(toneBanner, short) + styleFaint.Render(" · "+render.SanitizeLine(setup))
 	}
-	return styleBanner.Render(head + ": " + render.SanitizeLine(notes[0]))
+	return th.Render(toneBanner, head+": "+render.SanitizeLine(notes[0]))
 }
 
 // notesState is the open notes dialog.

@@ -187,7 +187,7 @@ func (m *Model) logView(w, h int) []string {
 		if hasCur && cur.item == i {
 			nth = cur.nth
 		}
-		text = highlightLines([]string{text}, l.find.query, nth, 0)[0]
+		text = highlightLines(m.th, []string{text}, l.find.query, nth, 0)[0]
 		text = ansi.Truncate(text, w, "…")
 		if i == l.sel {
 			text = styleSelected.Render(fit(ansi.Strip(text), w))

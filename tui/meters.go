@@ -86,7 +86,7 @@ func formatCost(c float64, currency string) string {
 // contextMeter is the active role's context use as a bar: "context
 // ▰▰▰▱▱▱▱▱ 12.3k of 32.8k". It is empty before the role's first reply or
 // without a window.
-func contextMeter(used, window, cells int) string {
+func contextMeter(th theme, used, window, cells int) string {
 	if used <= 0 || window <= 0 {
 		return ""
 	}
@@ -96,14 +96,14 @@ func contextMeter(used, window, cells int) string {
 		n = 1
 	}
 	bar := strings.Repeat("▰", n) + strings.Repeat("▱", cells-n)
-	st := styleOK
+	st := toneOK
 	switch {
 	case frac >= 0.9:
-		st = styleErr
+		st = toneErr
 	case frac >= 0.7:
-		st = styleActive
+		st = toneActive
 	}
-	return "context " + st.Render(bar) + fmt.Sprintf(" %s of %s", compactTokens(used), compactTokens(window))
+	return "context " + th.Render(st, bar) + fmt.Sprintf(" %s of %s", compactTokens(used), compactTokens(window))
 }
 
 // window is the context window the view's run works in: the session's
@@ -135,7 +135,7 @@ func (m *Model) paneHeader(v *runView, w int) string {
 	left := "── " + label + " "
 	meter := ""
 	if v != nil && role != "" {
-		meter = contextMeter(v.use.context[role], m.window(v), 10)
+		meter = contextMeter(m.th, v.use.context[role], m.window(v), 10)
 		if meter != "" {
 			meter = "· " + meter + " "
 		}

@@ -7,9 +7,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// style names one of the console's text styles. Styles are constants, not
-// package-level variables: every string styled with one is program text or
-// already sanitized.
+// style names one of the console's text styles that only set attributes
+// (bold, faint, reverse): they read the same on any background, since the
+// terminal draws them in its own foreground and background colours.
+// Styles are constants, not package-level variables: every string styled
+// with one is program text or already sanitized. Coloured styles are tones
+// (theme.go), drawn through the Model's theme.
 type style int
 
 const (
@@ -17,14 +20,9 @@ const (
 	styleFaint
 	styleCursor
 	styleSelected
-	styleActive
-	styleOK
-	styleErr
 	styleBar
-	styleBanner
 	styleKey
-	styleMatch        // a search match
-	styleCurrentMatch // the match n and N are on
+	styleMatch // a search match
 )
 
 func (s style) lip() lipgloss.Style {
@@ -34,18 +32,8 @@ func (s style) lip() lipgloss.Style {
 		return l.Bold(true)
 	case styleFaint:
 		return l.Faint(true)
-	case styleCursor, styleSelected, styleBar:
+	case styleCursor, styleSelected, styleBar, styleMatch:
 		return l.Reverse(true)
-	case styleActive, styleBanner:
-		return l.Bold(true).Foreground(lipgloss.Color("11"))
-	case styleOK:
-		return l.Foreground(lipgloss.Color("10"))
-	case styleErr:
-		return l.Foreground(lipgloss.Color("9"))
-	case styleMatch:
-		return l.Reverse(true)
-	case styleCurrentMatch:
-		return l.Reverse(true).Bold(true).Foreground(lipgloss.Color("11"))
 	}
 	return l
 }
@@ -225,14 +213,14 @@ func boxed(title string, lines []string, width int) []string {
 // withFlash adds a notice inside a framed box, above its bottom border,
 // so a key's answer shows where the operator is looking. A box as tall
 // as the screen gives up its last rows of content for it.
-func withFlash(box []string, flash string, height int) []string {
+func withFlash(th theme, box []string, flash string, height int) []string {
 	if flash == "" || len(box) < 3 {
 		return box
 	}
 	w := ansi.StringWidth(box[0])
 	var rows []string
 	for _, l := range wrapStyled(flash, max(1, w-4)) {
-		rows = append(rows, "│ "+fit(styleActive.Render(l), w-4)+" │")
+		rows = append(rows, "│ "+fit(th.Render(toneActive, l), w-4)+" │")
 	}
 	keep := len(box) - 1
 	if over := len(box) + len(rows) - height; over > 0 {

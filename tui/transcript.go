@@ -260,7 +260,7 @@ func (t *transcriptView) copyText(i int) string {
 }
 
 // render draws the visible window, the matches of the search marked.
-func (t *transcriptView) render(width, height int) []string {
+func (t *transcriptView) render(th theme, width, height int) []string {
 	var out []string
 	cur, hasCur := t.find.current()
 	for i := t.top; i < len(t.entries) && len(out) < height; i++ {
@@ -276,7 +276,7 @@ func (t *transcriptView) render(width, height int) []string {
 		if hasCur && cur.item == i {
 			nth = cur.nth
 		}
-		out = append(out, highlightLines(l, t.find.query, nth, start)...)
+		out = append(out, highlightLines(th, l, t.find.query, nth, start)...)
 	}
 	if len(out) > height {
 		out = out[:height]

@@ -48,7 +48,7 @@ func (m *Model) frame(withOverlay bool) string {
 	}
 	lines = padLines(lines, w, h)
 	if box := m.overlayBox(); box != nil && withOverlay {
-		lines = overlay(lines, withFlash(box, m.flash, h), w, h)
+		lines = overlay(lines, withFlash(m.th, box, m.flash, h), w, h)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -135,30 +135,30 @@ func (m *Model) banner() string {
 	switch {
 	case len(m.questions) > 0 && m.qHidden && m.notice != "":
 		// Short, so the latest notice (an inquiry sent) still shows.
-		return styleBanner.Render("❓ A question waits (a)") + styleFaint.Render(" · "+m.notice)
+		return m.th.Render(toneBanner, "❓ A question waits (a)") + styleFaint.Render(" · "+m.notice)
 	case len(m.questions) > 0 && m.qHidden:
-		return styleBanner.Render("❓ A question is waiting for you: press a to answer.")
+		return m.th.Render(toneBanner, "❓ A question is waiting for you: press a to answer.")
 	case m.view != nil && m.view.paused != nil && m.view == m.live:
-		return styleBanner.Render(pauseCard(m.view.paused))
+		return m.th.Render(toneBanner, pauseCard(m.view.paused))
 	}
 	if n := m.queuedQuestions(); n > 0 {
 		if m.notice != "" {
 			// Short, so the latest notice still shows beside it.
-			return styleBanner.Render(fmt.Sprintf("❓ %d queued (a answers)", n)) + styleFaint.Render(" · "+m.notice)
+			return m.th.Render(toneBanner, fmt.Sprintf("❓ %d queued (a answers)", n)) + styleFaint.Render(" · "+m.notice)
 		}
-		return styleBanner.Render(queuedQuestionsBanner(n))
+		return m.th.Render(toneBanner, queuedQuestionsBanner(n))
 	}
 	if m.endpointProblem != "" {
-		return styleBanner.Render("⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
+		return m.th.Render(toneBanner, "⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
 	}
 	if s := healthCopy(m.health); s != "" {
-		return styleBanner.Render(s)
+		return m.th.Render(toneBanner, s)
 	}
 	if m.runNoteUnseen && m.view != nil && len(m.view.notes) > 0 {
-		return runNoteBanner(m.view.notes[len(m.view.notes)-1])
+		return runNoteBanner(m.th, m.view.notes[len(m.view.notes)-1])
 	}
 	if m.notesUnseen {
-		return notesBanner(m.opts.Notes, m.opts.Setup)
+		return notesBanner(m.th, m.opts.Notes, m.opts.Setup)
 	}
 	if m.notice != "" {
 		return styleFaint.Render(m.notice)
@@ -183,9 +183,9 @@ func (m *Model) replayBanner() string {
 		extra = m.notice
 	}
 	if extra == "" {
-		return styleBanner.Render(label)
+		return m.th.Render(toneBanner, label)
 	}
-	return styleBanner.Render("⏮ Replay") + styleFaint.Render(" · "+extra)
+	return m.th.Render(toneBanner, "⏮ Replay") + styleFaint.Render(" · "+extra)
 }
 
 // queuedQuestionsBanner surfaces parked questions like a live one.
@@ -230,10 +230,10 @@ func (m *Model) watchView(w int) []string {
 			"  " + keyHint("n", "compose a task", "H", "history of this workspace", "?", "every key"),
 		}, w, body)...)
 	case m.kind == viewSequence:
-		out = append(out, padLines(renderSequence(v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
+		out = append(out, padLines(renderSequence(m.th, v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
 	default:
 		fl = layoutFlow(v, m.res, w, body)
-		out = append(out, padLines(renderFlow(v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
+		out = append(out, padLines(renderFlow(m.th, v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
 	}
 	// The active role's reply, streaming.
 	out = append(out, m.paneHeader(v, w))
@@ -580,13 +580,13 @@ func resultError(v *runView) *event.ErrorInfo {
 }
 
 // statusGlyph is a run status's glyph, by the one outcome rule.
-func statusGlyph(s string) string {
+func statusGlyph(th theme, s string) string {
 	g := render.RoleVerdict(s, "").Glyph
 	switch g {
 	case "✓":
-		return styleOK.Render(g)
+		return th.Render(toneOK, g)
 	case "✗":
-		return styleErr.Render(g)
+		return th.Render(toneErr, g)
 	}
 	return "■"
 }
@@ -634,7 +634,7 @@ func (m *Model) transcriptBox(w int) []string {
 	case len(t.entries) == 0:
 		lines = []string{styleFaint.Render("No messages logged for this role instance.")}
 	default:
-		lines = t.render(w-4, h)
+		lines = t.render(m.th, w-4, h)
 	}
 	lines = padLines(lines, w-4, h)
 	mode := "JSON"

@@ -22,7 +22,8 @@ import (
 	"github.com/guildhall/guildhall/tools"
 )
 
-// commonFlags are the flags every command shares.
+// commonFlags are the shared flags (each command registers the ones it
+// reads: sharedFlagsOf) and what a command resolved from them.
 type commonFlags struct {
 	workspace  string
 	guild      string
@@ -53,6 +54,9 @@ type commonFlags struct {
 	// ownsProcess is true when the command is the whole process (main),
 	// not a test calling it in-process.
 	ownsProcess bool
+	// detectedTheme is what the terminal's background said, once asked
+	// (consoleTheme).
+	detectedTheme string
 }
 
 // registerShared registers the named shared flags on fs. Each command
@@ -453,6 +457,11 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL", rec.model)
 	if err := c.budget.apply(d); err != nil {
 		return err
+	}
+	// ${VAR} in the operator's MCP servers, from the operator's
+	// environment; a workspace's servers stay as written.
+	if err := d.ExpandMCPEnv(os.LookupEnv); err != nil {
+		return usageErr(err)
 	}
 	switch d.Model.Provider {
 	case "", "openai":

@@ -49,7 +49,7 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 	}
 	// The console opens before the endpoint's model list answers (or
 	// times out): consoleSession probes it in the background.
-	s, err := common.loadConsole(ctx, consoleAsk(cmd))
+	s, err := common.loadConsole(ctx, consoleAsk(cmd, common))
 	if errors.Is(err, errQuitAtTrust) {
 		return nil
 	}
@@ -90,9 +90,9 @@ func needTerminal(cmd *cobra.Command, args []string) error {
 
 // consoleAsk puts an undecided workspace to the operator in a full-screen
 // prompt before the console opens.
-func consoleAsk(cmd *cobra.Command) askTrust {
+func consoleAsk(cmd *cobra.Command, common *commonFlags) askTrust {
 	return func(ctx context.Context, p trustPrompt) (trust.Decision, error) {
-		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files}
+		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files, Theme: common.consoleTheme(p.Theme, cmd.OutOrStdout())}
 		for _, c := range p.Changes {
 			tp.Changes = append(tp.Changes, tui.TrustChange{Text: c.Text, Warn: c.Warn})
 		}
@@ -187,6 +187,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		EndpointProblem: problem,
 		Alerts:          consoleAlerts(s.deployment),
 		Ephemeral:       s.ephemeral,
+		Theme:           common.consoleTheme(s.deployment.Theme, cmd.OutOrStdout()),
 	}
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint

@@ -36,17 +36,18 @@ func TestEachCommandHasOnlyItsFlags(t *testing.T) {
 	}
 	walk(root)
 	for path, tc := range map[string]struct{ has, not []string }{
-		"guildhall":           {has: []string{"workspace", "effort", "continue", "web", "base-url", "script", "sandbox", "max-wall"}},
-		"guildhall run":       {has: []string{"workspace", "effort", "continue", "web", "provider", "base-url", "model", "json"}},
-		"guildhall runs":      {has: []string{"workspace"}, not: []string{"continue", "script", "effort", "provider", "web", "sandbox", "max-wall"}},
-		"guildhall attach":    {has: []string{"workspace", "effort"}, not: []string{"script", "continue", "provider", "web", "sandbox"}},
-		"guildhall show":      {has: []string{"workspace"}, not: []string{"continue", "effort", "script"}},
-		"guildhall resume":    {has: []string{"workspace", "provider", "base-url", "model", "web", "sandbox"}, not: []string{"continue", "effort"}},
-		"guildhall check":     {has: []string{"workspace", "guild", "deployment", "sandbox"}, not: []string{"continue", "effort", "web", "max-wall"}},
-		"guildhall queue add": {has: []string{"workspace", "effort", "continue", "log-level"}, not: []string{"script", "web", "provider"}},
-		"guildhall queue rm":  {has: []string{"workspace"}, not: []string{"effort", "script"}},
-		"guildhall demo":      {has: []string{"web", "sandbox"}, not: []string{"workspace", "continue", "script"}},
-		"guildhall bench":     {has: []string{"guild", "model", "provider", "effort"}, not: []string{"continue", "web", "workspace"}},
+		"guildhall":               {has: []string{"workspace", "effort", "continue", "web", "base-url", "script", "sandbox", "max-wall"}},
+		"guildhall run":           {has: []string{"workspace", "effort", "continue", "web", "provider", "base-url", "model", "json"}},
+		"guildhall runs":          {has: []string{"workspace"}, not: []string{"continue", "script", "effort", "provider", "web", "sandbox", "max-wall"}},
+		"guildhall attach":        {has: []string{"workspace", "effort"}, not: []string{"script", "continue", "provider", "web", "sandbox"}},
+		"guildhall show":          {has: []string{"workspace"}, not: []string{"continue", "effort", "script"}},
+		"guildhall resume":        {has: []string{"workspace", "provider", "base-url", "model", "web", "sandbox"}, not: []string{"continue", "effort"}},
+		"guildhall check":         {has: []string{"workspace", "guild", "deployment", "sandbox"}, not: []string{"continue", "effort", "web", "max-wall"}},
+		"guildhall queue add":     {has: []string{"workspace", "effort", "continue", "log-level"}, not: []string{"script", "web", "provider"}},
+		"guildhall queue rm":      {has: []string{"workspace"}, not: []string{"effort", "script"}},
+		"guildhall demo":          {has: []string{"web", "sandbox"}, not: []string{"workspace", "continue", "script"}},
+		"guildhall records adopt": {has: []string{"workspace", "yes"}, not: []string{"script", "continue"}},
+		"guildhall bench":         {has: []string{"guild", "model", "provider", "effort"}, not: []string{"continue", "web", "workspace"}},
 	} {
 		names, ok := own[path]
 		if !ok {

@@ -49,7 +49,7 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	live := liveRuns(ws)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tLIVE\tEFFORT\tSTARTED\tSUMMARY")
-	foreign := 0
+	foreign, moved := 0, 0
 	for _, id := range ids {
 		m, err := ws.ReadMeta(id)
 		if err != nil {
@@ -71,6 +71,10 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 		if m.Foreign {
 			status = "foreign (" + status + ")"
 			foreign++
+			if m.MovedFrom != "" {
+				status = "moved (" + render.SanitizeLine(m.Status) + ")"
+				moved++
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, status, live.of(m), render.SanitizeLine(m.Effort),
 			startedText(m), clipRunes(render.SanitizeLine(summary), 70))
@@ -82,7 +86,11 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 		fmt.Fprintln(out, "\nLIVE attach: the run goes on in a console you can attach to with `guildhall attach RUN_ID`.")
 	}
 	if foreign > 0 {
-		fmt.Fprintf(out, "\n%d foreign run(s): their records were not written by Guildhall for you (the integrity check failed),\nso they are never resumed or continued; `guildhall show RUN_ID` shows one read-only.\n", foreign)
+		fmt.Fprintf(out, "\n%d foreign run(s): their records are not sealed for this folder by your key, so they are never resumed or\ncontinued; `guildhall show RUN_ID` shows one read-only.", foreign)
+		if moved > 0 {
+			fmt.Fprintf(out, " %d of them you recorded when this folder was elsewhere (it moved, or was copied).", moved)
+		}
+		fmt.Fprintln(out, "\nIf they are yours, `guildhall records adopt` lists them and re-seals the ones you confirm.")
 	}
 	return nil
 }
@@ -231,8 +239,10 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 	switch {
 	case m.Foreign && m.OriginalFormat:
 		fmt.Fprintln(out, "Foreign  written by the original system (orchestration-builder), not by Guildhall for you: shown read-only, never resumed or continued")
+	case m.Foreign && m.MovedFrom != "":
+		fmt.Fprintf(out, "Foreign  recorded when this folder was %s (it moved since): shown read-only until `guildhall records adopt` re-seals it here\n", render.SanitizeLine(m.MovedFrom))
 	case m.Foreign:
-		fmt.Fprintln(out, "Foreign  its records were not written by Guildhall for you (the integrity check failed): shown read-only, never resumed or continued")
+		fmt.Fprintln(out, "Foreign  its records are not sealed for this folder by your key (another folder, machine or account, or not Guildhall's): shown read-only, never resumed or continued; `guildhall records adopt` re-seals it if it is yours")
 	}
 	fmt.Fprintf(out, "Status   %s\n", render.SanitizeLine(m.Status))
 	fmt.Fprintf(out, "Effort   %s\n", render.SanitizeLine(m.Effort))
@@ -310,7 +320,7 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 				return &exitCodeError{code: exitError, err: err}
 			}
 			if m.Foreign {
-				return &exitCodeError{code: exitError, err: &runner.ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat}}
+				return &exitCodeError{code: exitError, err: runner.ForeignRun(m)}
 			}
 			common.recordedGuild = m.GuildPath
 			common.recordedEndpoint = endpointOf(m)

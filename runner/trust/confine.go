@@ -49,6 +49,16 @@ func confine(base, d *runner.Deployment, file string) []Change {
 			d.Sandbox.Writable = kept
 		}
 	}
+	var raised []string
+	for _, key := range d.Sandbox.Limits.Looser(base.Sandbox.Limits) {
+		if d.Origin("sandbox.limits."+key) == file {
+			raised = append(raised, "sandbox.limits."+key)
+		}
+	}
+	if len(raised) > 0 {
+		refuse("%s asks to raise %s: refused, the limits stay at %s", file, strings.Join(raised, ", "), limitsText(base.Sandbox.Limits.Effective()))
+		d.Sandbox.Limits = tighterOnly(d.Sandbox.Limits, base.Sandbox.Limits)
+	}
 	if d.Origin("notify.command") == file {
 		// A program of the workspace's choosing, run on the host at every
 		// alert: not even a trusted workspace sets that.
@@ -96,6 +106,34 @@ func idleText(d time.Duration) string {
 		return "for ever"
 	}
 	return d.String()
+}
+
+// tighterOnly keeps, of asked, the limits that do not loosen base's; the
+// others go back to base's.
+func tighterOnly(asked, base sandbox.LimitsConfig) sandbox.LimitsConfig {
+	out := asked
+	for _, key := range asked.Looser(base) {
+		switch key {
+		case "cpuSeconds":
+			out.CPUSeconds = base.CPUSeconds
+		case "addressSpaceMiB":
+			out.AddressSpaceMiB = base.AddressSpaceMiB
+		case "fileSizeMiB":
+			out.FileSizeMiB = base.FileSizeMiB
+		case "processes":
+			out.Processes = base.Processes
+		}
+	}
+	return out
+}
+
+// limitsText is the operator's limits in a few words.
+func limitsText(l sandbox.LimitsConfig) string {
+	as := "no address-space limit"
+	if l.AddressSpaceMiB > 0 {
+		as = fmt.Sprintf("%d MiB of address space", l.AddressSpaceMiB)
+	}
+	return fmt.Sprintf("%d CPU seconds, %s, %d MiB files and %d processes", l.CPUSeconds, as, l.FileSizeMiB, l.Processes)
 }
 
 // runMode is a deployment's sandbox mode, "" read as the default.

@@ -122,6 +122,16 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("idle %s", got)
 			}
 		}, `asks for detach.idleTimeout "48h": refused`},
+		{"limits raised", `{"sandbox": {"limits": {"processes": 2000}}}`, `{"sandbox": {"limits": {"processes": 100000, "cpuSeconds": 5, "fileSizeMiB": 4096}}}`, func(t *testing.T, d *runner.Deployment) {
+			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 2000, CPUSeconds: 5}); got != want {
+				t.Errorf("limits %+v, want %+v (the raises undone, the tightening kept)", got, want)
+			}
+		}, "asks to raise sandbox.limits.fileSizeMiB, sandbox.limits.processes: refused, the limits stay at 600 CPU seconds, no address-space limit, 1024 MiB files and 2000 processes"},
+		{"limits lowered", `{}`, `{"sandbox": {"limits": {"processes": 50, "addressSpaceMiB": 8192}}}`, func(t *testing.T, d *runner.Deployment) {
+			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 50, AddressSpaceMiB: 8192}); got != want {
+				t.Errorf("limits %+v, want %+v", got, want)
+			}
+		}, ""},
 		{"tightening is kept", `{}`, `{"detach": {"idleTimeout": "1h"}, "sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
 			if d.Detach.Idle() != time.Hour {
 				t.Errorf("a shorter detach.idleTimeout was not kept: %s", d.Detach.Idle())

@@ -8,9 +8,10 @@
 //
 // Shell commands run in one persistent helper per run: the guildhall
 // binary itself, started under bwrap with a hidden sub-command
-// (HelperCommand), which interprets each command with the same code as the
-// unconfined path (tools/shell), so builtins and redirections are confined
-// too, and which kills every process of a call when the call ends. The git
+// (HelperCommand), which runs each command with /bin/sh -c through the
+// same code as the unconfined path (tools/shell), under the per-command
+// resource limits (limits.go), and which kills every process of a call
+// when the call ends. The git
 // tools run each command in a sandbox of its own.
 //
 // The package knows no tool, provider or screen: tools call it.
@@ -61,6 +62,8 @@ type Config struct {
 	Network  string   `json:"network,omitempty"`
 	Allow    []string `json:"allow,omitempty"`
 	Writable []string `json:"writable,omitempty"`
+	// Limits bound each shell command's resources (limits.go).
+	Limits LimitsConfig `json:"limits,omitempty"`
 }
 
 // Policy is a validated sandbox configuration.
@@ -69,6 +72,7 @@ type Policy struct {
 	network  Network
 	allow    egress.Policy
 	writable []string // canonical
+	limits   LimitsConfig
 }
 
 // NewPolicy validates c. Empty fields take the defaults: workspace-write,
@@ -94,6 +98,10 @@ func NewPolicy(c Config) (Policy, error) {
 		return Policy{}, fmt.Errorf("sandbox.%w", err)
 	}
 	p.allow = allow
+	if err := c.Limits.Check(); err != nil {
+		return Policy{}, err
+	}
+	p.limits = c.Limits
 	for i, w := range c.Writable {
 		canon, err := CheckWritable(w)
 		if err != nil {
@@ -139,6 +147,9 @@ func (p Policy) Allow() egress.Policy { return p.allow }
 
 // Writable lists the extra writable paths, canonical.
 func (p Policy) Writable() []string { return append([]string(nil), p.writable...) }
+
+// Limits are the per-command resource limits, defaults filled in.
+func (p Policy) Limits() LimitsConfig { return p.limits.Effective() }
 
 // Confined reports whether commands run in a sandbox.
 func (p Policy) Confined() bool { return p.mode != None }

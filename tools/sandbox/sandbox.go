@@ -94,6 +94,12 @@ type Sandbox struct {
 	proxy   *egress.Proxy
 	closed  bool
 
+	// guardMu guards guard, the hold on the workspace's .git placeholder
+	// (gitguard.go), shared by the helper, the git commands and the
+	// servers.
+	guardMu sync.Mutex
+	guard   gitGuard
+
 	// tampered is set for good once a helper's channel carried a frame
 	// the helper did not send (TamperedError): no later command runs.
 	tampered atomic.Pointer[TamperedError]
@@ -170,9 +176,8 @@ func startFailed(msg string) *StartError {
 // checkFailed wraps an error that already says what failed.
 func checkFailed(err error) *StartError { return &StartError{Msg: err.Error()} }
 
-// Run interprets one command line: in the helper when the policy
-// confines, else in this process, with every program it starts in a new
-// session. Either way every process the call started is gone when it
+// Run runs one command line with /bin/sh -c: started by the helper when
+// the policy confines, else by this process, in a new session. Either way every process the call started is gone when it
 // returns. Errors are those of shell.Run, plus *StartError.
 func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	defer s.host.reaper.Sweep()
@@ -197,12 +202,13 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
-	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
+	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
+		Limits: s.opts.Policy.Limits().shellLimits()}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
 	err = s.noteTampered(err)
-	// After a timeout the helper may hold an interpreter it abandoned (a
-	// builtin stuck opening a FIFO): start afresh at the next command.
-	if hp.dead() || res.TimedOut {
+	// A command's own timeout leaves the helper as it was (it killed the
+	// command's processes); a helper that died starts afresh.
+	if hp.dead() {
 		s.stopHelper()
 	}
 	return res, err
@@ -260,6 +266,13 @@ func (s *Sandbox) Command(argv, env []string, gitWritable bool) ([]string, []str
 	}
 	if err := s.ensureScratch(); err != nil {
 		return nil, nil, err
+	}
+	if !gitWritable {
+		// A git command that writes needs a repository, which git_init
+		// makes after ClearGitPlaceholder; the others get the guard.
+		if err := s.guardGit(s.opts.Policy); err != nil {
+			return nil, nil, startFailed(err.Error())
+		}
 	}
 	l, err := newLayout(s.opts.Policy, s.opts.Workspace, s.scratch)
 	if err != nil {
@@ -325,6 +338,7 @@ func (s *Sandbox) Close() error {
 		_ = s.proxy.Close()
 	}
 	s.host.reaper.Sweep()
+	s.releaseGit()
 	if s.scratch != "" {
 		return removeAll(s.scratch)
 	}
