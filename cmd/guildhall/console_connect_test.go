@@ -8,6 +8,7 @@ package main
 // task that waited.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -145,4 +147,71 @@ func TestConsoleProbeBehindTheScreenPicksTheCompactGuild(t *testing.T) {
 	c.keys("N")
 	c.waitFor("using the compact seed guild")
 	c.keys("Escape", "q")
+}
+
+// TestConnectInBackgroundHandsTheProbeToTheSession: in process (and under
+// -race), the probe behind the console gives the session the model, the
+// window and the compact guild the server's window calls for, while the
+// console reads the session's model and the endpoint's settings; the
+// setup's own deployment is left as it was.
+func TestConnectInBackgroundHandsTheProbeToTheSession(t *testing.T) {
+	noKeys(t)
+	f := fakellm.New()
+	defer f.Close()
+	f.ContextWindow = 4096
+	ws := t.TempDir()
+	c := &commonFlags{workspace: ws, baseURL: f.BaseURL(), keys: keyring{}, sandbox: sandboxFlags{}}
+	s, err := c.loadConsole(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.endpoint.pending || s.guild.Path != "seed" || s.deployment.Model.Name != "" {
+		t.Fatalf("loadConsole probed already: pending %v, guild %s, model %q", s.endpoint.pending, s.guild.Path, s.deployment.Model.Name)
+	}
+	sess, err := runner.OpenSession(s.sessionConfig(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	endpoint := newConsoleEndpoint(c.keys, sess, s)
+	answered := 0
+	endpoint.onAnswered = func() { answered++ }
+	stop := make(chan struct{})
+	readers := make(chan struct{})
+	go func() { // the console's reads while the probe runs
+		defer close(readers)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = sess.ModelInfo()
+			_ = sess.Guild()
+			_ = endpoint.Settings()
+		}
+	}()
+	var after afterScreen
+	got := connectInBackground(context.Background(), sess, s, endpoint, "Say hello", &after)
+	close(stop)
+	<-readers
+	if got.Problem != "" {
+		t.Fatalf("problem %q", got.Problem)
+	}
+	if g := sess.Guild(); g.Path != compactSeedPath {
+		t.Errorf("the session's guild is %s, want %s for a 4096-token window", g.Path, compactSeedPath)
+	}
+	mi := sess.ModelInfo()
+	if mi.Name == "" || mi.ContextWindow != 4096 {
+		t.Errorf("the session's model %+v, want the server's name and its 4096-token window", mi)
+	}
+	if endpoint.Settings().Model != mi.Name || answered != 1 || !sess.EndpointAnswered() {
+		t.Errorf("the console's endpoint: settings %+v, answered %d, session answered %v", endpoint.Settings(), answered, sess.EndpointAnswered())
+	}
+	if got.Labels == nil || !strings.Contains(strings.Join(got.Notes, "\n"), "using the compact seed guild") {
+		t.Errorf("labels %v, notes %q", got.Labels != nil, got.Notes)
+	}
+	if s.deployment.Model.Name != "" || s.deployment.Model.ContextWindow == 4096 {
+		t.Errorf("the probe changed the setup's own deployment: %+v", s.deployment.Model)
+	}
 }
