@@ -139,6 +139,9 @@ type Deployment struct {
 	// asks the terminal for its background once at start, ThemeDark and
 	// ThemeLight choose (Guildhall addition; see tui/theme.go).
 	Theme string `json:"theme,omitempty"`
+	// Detach is how long a console whose terminal went away waits on a
+	// question (detach_config.go).
+	Detach DetachConfig `json:"detach"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -263,6 +266,7 @@ var deploymentShape = shape{
 	"webSearch": shape{"provider": nil, "endpoint": nil},
 	"notify":    shape{"bell": nil, "desktop": nil, "command": nil},
 	"theme":     nil,
+	"detach":    shape{"idleTimeout": nil},
 	"mcpServers": shape{"*": shape{
 		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
 		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
@@ -428,6 +432,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	for _, p := range d.Notify.check() {
 		c.errorf(at("notify", p.field), "%s", p.msg)
 	}
+	checkDetach(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one

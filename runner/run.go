@@ -462,7 +462,7 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 	if errors.Is(err, errStopped) {
 		// The checkpoint of the last safe point stands: anything after it
 		// (a request cut short) is replayed on resume.
-		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "stopped before finishing; resumable from its checkpoint"})
+		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: r.stopReasonOr("stopped before finishing; resumable from its checkpoint")})
 		_ = r.log.Sync()
 		return Outcome{RunID: r.id, Status: store.StatusRunning, Stopped: true}, nil
 	}

@@ -158,7 +158,31 @@ func (s *Session) Notes() []string { return append([]string(nil), s.notes...) }
 func (s *Session) Workspace() store.Workspace { return s.ws }
 
 // Guild is the session's guild.
-func (s *Session) Guild() *Guild { return s.cfg.Guild }
+func (s *Session) Guild() *Guild {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Guild
+}
+
+// ErrGuildFixed is SetGuild's error once a run has started in the session.
+var ErrGuildFixed = errors.New("a run has started in this session: its guild is fixed")
+
+// SetGuild replaces the session's guild before its first run. The console
+// opens before the endpoint's start-up probe has reported the model's
+// window, which decides the guild (the compact seed guild for a small
+// one); once any run has started (or resumed), the guild is fixed.
+func (s *Session) SetGuild(g *Guild) error {
+	if g == nil {
+		return errors.New("set guild: no guild")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return ErrGuildFixed
+	}
+	s.cfg.Guild = g
+	return nil
+}
 
 // Deployment is the session's deployment.
 func (s *Session) Deployment() *Deployment {
@@ -216,7 +240,7 @@ func (s *Session) Reconcile() (Reconciliation, error) {
 	if id, ok := s.Active(); ok {
 		skip = append(skip, id)
 	}
-	return Reconcile(s.ws, s.cfg.Guild, time.Now(), skip...)
+	return Reconcile(s.ws, s.Guild(), time.Now(), skip...)
 }
 
 // ResumeCheckpoint resumes run id from its checkpoint in the background.
@@ -381,7 +405,7 @@ func (s *Session) Pause(runID string) error {
 func (s *Session) Resume(runID string) error {
 	r, err := s.activeRun(runID)
 	if errors.Is(err, ErrRunNotActive) && runID != "" {
-		if _, busy := s.Active(); !busy && Resumable(s.ws, runID, s.cfg.Guild) == nil {
+		if _, busy := s.Active(); !busy && Resumable(s.ws, runID, s.Guild()) == nil {
 			return s.ResumeCheckpoint(context.Background(), runID)
 		}
 	}
@@ -420,6 +444,14 @@ func (s *Session) WindDown(message string) error {
 func (s *Session) Stop() {
 	if r, err := s.activeRun(""); err == nil {
 		r.Stop()
+	}
+}
+
+// StopBecause is Stop with the reason the run's log records (the
+// run_status event's reason).
+func (s *Session) StopBecause(reason string) {
+	if r, err := s.activeRun(""); err == nil {
+		r.StopBecause(reason)
 	}
 }
 

@@ -89,6 +89,10 @@ type Options struct {
 	// start: the console opens with the endpoint dialog, and Task waits
 	// until the endpoint answers.
 	EndpointProblem string
+	// Connect, when set, is the endpoint's start-up probe, run in the
+	// background once the console is on screen (connect.go): the footer
+	// says "connecting to …" and Task waits until it reports.
+	Connect func(context.Context) Connected
 	// Editor is the operator's editor command for ctrl+g ($VISUAL, else
 	// $EDITOR; Run fills it from the environment).
 	Editor string
@@ -213,6 +217,8 @@ type Model struct {
 	endpoint        *endpointState
 	endpointProblem string
 	heldTask        *runner.Submission
+	// connecting is set while Options.Connect runs.
+	connecting bool
 	// notes is the open notes dialog; notesUnseen keeps the banner line
 	// that points to it until the operator opened it or pressed esc.
 	notes       *notesState
@@ -256,6 +262,7 @@ func New(s Session, opts Options) *Model {
 	if opts.EndpointProblem != "" {
 		m.openEndpoint(opts.EndpointProblem)
 	}
+	m.connecting = opts.Connect != nil
 	m.compose.effort = opts.Effort
 	if m.compose.effort == "" {
 		m.compose.effort = "standard"
@@ -277,11 +284,14 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws), modelInfoCmd(m.sess)}
 	if m.opts.Task != "" {
 		sub := runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}
-		if m.endpointProblem != "" {
+		if m.endpointProblem != "" || m.connecting {
 			m.heldTask = &sub // it starts once the endpoint answers
 		} else {
 			cmds = append(cmds, m.submit(sub))
 		}
+	}
+	if m.connecting {
+		cmds = append(cmds, connectCmd(m.ctx, m.opts.Connect))
 	}
 	if m.opts.Queue != nil {
 		cmds = append(cmds, m.queueRefreshCmd(), queueTick())

@@ -256,6 +256,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case endpointCheckedMsg, endpointAppliedMsg:
 		return m, m.applyEndpointMsg(msg)
+	case connectedMsg:
+		return m, m.connected(msg.c)
 	case tea.MouseMsg:
 		return m, m.handleMouse(msg)
 	case tea.KeyMsg:
@@ -267,6 +269,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // submit starts a task, or queues it while a run is live when the console
 // has a queue.
 func (m *Model) submit(sub runner.Submission) tea.Cmd {
+	if m.connecting {
+		// The probe decides the model and the guild: the run waits.
+		m.heldTask = &sub
+		m.notice = "The task starts once the model endpoint answers."
+		return nil
+	}
 	if m.opts.Queue != nil {
 		return submitOrQueueCmd(m.ctx, m.opts.Queue, sub)
 	}

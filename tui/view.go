@@ -221,6 +221,9 @@ func (m *Model) watchView(w int) []string {
 	out := []string{m.identityLine(v, w)}
 	var fl flowLayout
 	switch {
+	case (v == nil || v.id == "") && m.heldTask != nil && m.connecting:
+		out = append(out, padLines([]string{"", "  Connecting to the model endpoint: your task starts once it answers.", "",
+			"  " + keyHint("H", "history of this workspace", "?", "every key")}, w, body)...)
 	case (v == nil || v.id == "") && m.heldTask != nil:
 		// A task was given: it waits, it is not missing.
 		lines := []string{""}
@@ -315,7 +318,10 @@ func (m *Model) footer(v *runView, w int) string {
 	}
 	add("?", "keys", 10)
 	meters := m.footerMeters(v)
-	if v == nil || v.id == "" {
+	switch {
+	case m.connecting:
+		meters = m.connectingMeters()
+	case v == nil || v.id == "":
 		meters = m.idleMeters()
 	}
 	return fit(spread(meters, hints, w), w)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,6 +176,9 @@ type setup struct {
 	modelStates map[string]*endpointState
 	// workspaceOrigins are the workspace's own files that were applied.
 	workspaceOrigins map[string]bool
+	// autoGuild says the guild was chosen by default (no --guild, no
+	// run's record): the model's window may pick the compact seed guild.
+	autoGuild bool
 }
 
 // webSearch is web_search's configuration: the deployment's section and
@@ -512,6 +516,17 @@ func (c *commonFlags) load(ctx context.Context) (*setup, error) { return c.loadW
 
 // loadWith is load with ask putting an undecided workspace to the operator.
 func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error) {
+	return c.loadSetup(ctx, ask, false)
+}
+
+// loadConsole is loadWith for the console, which opens before the
+// endpoint's model list is probed: the setup's endpoint is left pending,
+// and setup.probe completes it once the console is on screen.
+func (c *commonFlags) loadConsole(ctx context.Context, ask askTrust) (*setup, error) {
+	return c.loadSetup(ctx, ask, true)
+}
+
+func (c *commonFlags) loadSetup(ctx context.Context, ask askTrust, deferProbe bool) (*setup, error) {
 	cfg, err := c.resolve(ctx, ask)
 	if err != nil {
 		return nil, err
@@ -532,9 +547,12 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	if err := checkEndpoint(cfg.deployment, key, keyNote); err != nil {
 		return nil, err
 	}
-	ep, err := openEndpoint(ctx, cfg.deployment, key, c.script)
+	ep, err := buildEndpoint(cfg.deployment, key, c.script)
 	if err != nil {
 		return nil, err
+	}
+	if ep.pending && !deferProbe {
+		ep.probeNow(ctx, cfg.deployment)
 	}
 	ep.keyNote = keyNote
 	notes = append(notes, ep.notes...)
@@ -543,7 +561,8 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		return nil, usageErr(err)
 	}
 	g := cfg.guild
-	if c.guild == "" && c.recordedGuild == "" {
+	autoGuild := c.guild == "" && c.recordedGuild == ""
+	if autoGuild && !ep.pending {
 		var note string
 		if g, note, err = seedForWindow(g, cfg.deployment); err != nil {
 			return nil, err
@@ -565,5 +584,46 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	}
 	return &setup{workspace: cfg.workspace, guild: g, deployment: cfg.deployment, provider: ep.provider, endpoint: ep,
 		models: models, modelStates: modelStates,
-		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins}, nil
+		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins,
+		autoGuild: autoGuild}, nil
+}
+
+// probed is what the console's background probe found: the deployment
+// with the model and window the server reported, the endpoint, the guild
+// for that window, and the notes of all three.
+type probed struct {
+	deployment *runner.Deployment
+	endpoint   *endpointState
+	guild      *runner.Guild
+	notes      []string
+	// problem is a setting the reported window refutes (maxTokens).
+	problem error
+}
+
+// probe completes a pending endpoint (loadConsole) as loadWith would
+// have, on a copy of the deployment: the session and the console go on
+// reading the original until the result is handed to them.
+func (s *setup) probe(ctx context.Context) probed {
+	d := *s.deployment
+	d.SetBy = maps.Clone(d.SetBy)
+	st := *s.endpoint
+	st.notes = nil
+	st.probeNow(ctx, &d)
+	out := probed{deployment: &d, endpoint: &st, guild: s.guild, notes: st.notes}
+	if err := d.CheckGenerationFits(); err != nil {
+		out.problem = err
+		return out
+	}
+	if s.autoGuild {
+		g, note, err := seedForWindow(s.guild, &d)
+		if err != nil {
+			out.problem = err
+			return out
+		}
+		out.guild = g
+		if note != "" {
+			out.notes = append(out.notes, note)
+		}
+	}
+	return out
 }

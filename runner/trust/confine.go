@@ -5,7 +5,8 @@ package trust
 // show more of them (sandbox.readOnly), for the run or for an MCP server
 // it declares. Those settings are the
 // operator's alone (their deployment.json, --sandbox), and so is
-// notify.command, a program run on the host at every alert. What a workspace
+// notify.command, a program run on the host at every alert, and a longer
+// detach.idleTimeout, which keeps a detached console waiting. What a workspace
 // asks for beyond that is refused here, before anything applies, and the
 // trust prompt says so with a "!" line; the rest of its configuration
 // still applies once trusted. Refusing the one setting rather than the
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/mcp"
@@ -75,6 +77,13 @@ func confine(base, d *runner.Deployment, file string) []Change {
 		d.Notify.Command = append([]string(nil), base.Notify.Command...)
 		d.SetOrigin("notify.command", base.Origin("notify.command"))
 	}
+	if d.Origin("detach.idleTimeout") == file && longerIdle(d.Detach.Idle(), base.Detach.Idle()) {
+		// A console that waits for ever holds the workspace and a process
+		// of the operator's: a workspace may only shorten the wait.
+		out = append(out, Change{Text: fmt.Sprintf("%s asks for detach.idleTimeout %q: refused, a detached console waits at most %s; only your own deployment.json (in $XDG_CONFIG_HOME/guildhall) lengthens it", file, d.Detach.IdleTimeout, idleText(base.Detach.Idle())), Warn: true})
+		d.Detach = base.Detach
+		d.SetOrigin("detach.idleTimeout", base.Origin("detach.idleTimeout"))
+	}
 	mode := runMode(d)
 	for _, name := range d.MCPServerNames() {
 		c := d.MCPServers[name]
@@ -93,6 +102,21 @@ func confine(base, d *runner.Deployment, file string) []Change {
 		d.MCPServers[name] = c
 	}
 	return out
+}
+
+// longerIdle reports whether idle waits longer than base (0 is for ever).
+func longerIdle(idle, base time.Duration) bool {
+	if base == 0 {
+		return false
+	}
+	return idle == 0 || idle > base
+}
+
+func idleText(d time.Duration) string {
+	if d == 0 {
+		return "for ever"
+	}
+	return d.String()
 }
 
 // tighterOnly keeps, of asked, the limits that do not loosen base's; the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/tools"
@@ -116,6 +117,16 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("notify.command %q", d.Notify.Command)
 			}
 		}, "asks to set notify.command: refused"},
+		{"a detached console that waits for ever", `{"detach": {"idleTimeout": "2h"}}`, `{"detach": {"idleTimeout": "0"}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := d.Detach.Idle(); got != 2*time.Hour || d.Origin("detach.idleTimeout") != "/op/deployment.json" {
+				t.Errorf("idle %s from %q", got, d.Origin("detach.idleTimeout"))
+			}
+		}, `asks for detach.idleTimeout "0": refused, a detached console waits at most 2h0m0s`},
+		{"a detached console that waits longer than the default", `{}`, `{"detach": {"idleTimeout": "48h"}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := d.Detach.Idle(); got != runner.DefaultDetachIdle {
+				t.Errorf("idle %s", got)
+			}
+		}, `asks for detach.idleTimeout "48h": refused`},
 		{"limits raised", `{"sandbox": {"limits": {"processes": 2000}}}`, `{"sandbox": {"limits": {"processes": 100000, "cpuSeconds": 5, "fileSizeMiB": 4096}}}`, func(t *testing.T, d *runner.Deployment) {
 			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 2000, CPUSeconds: 5}); got != want {
 				t.Errorf("limits %+v, want %+v (the raises undone, the tightening kept)", got, want)
@@ -126,7 +137,10 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("limits %+v, want %+v", got, want)
 			}
 		}, ""},
-		{"tightening is kept", `{}`, `{"sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+		{"tightening is kept", `{}`, `{"detach": {"idleTimeout": "1h"}, "sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+			if d.Detach.Idle() != time.Hour {
+				t.Errorf("a shorter detach.idleTimeout was not kept: %s", d.Detach.Idle())
+			}
 			if d.Sandbox.Mode != "read-only" || d.MCPServers["s"].Mode(sandbox.ReadOnly) != sandbox.ReadOnly {
 				t.Errorf("mode %q", d.Sandbox.Mode)
 			}
