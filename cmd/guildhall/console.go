@@ -163,6 +163,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		return &exitCodeError{code: exitError, err: err}
 	}
 	printSessionNotes(notes, sess)
+	noteToolchains(ctx, notes, s.sandbox.policy, s.workspace)
 	stopNotify := startNotify(sess, s.deployment, cmd.ErrOrStderr())
 	defer stopNotify()
 	problem := ""
