@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -27,6 +28,9 @@ type Variant struct {
 	// Provider returns the model for one run of b: a fresh scripted model
 	// per run, or a network provider shared by every run.
 	Provider func(b Benchmark) (provider.Provider, error)
+	// Models are the endpoints of the deployment's named models the
+	// guild's roles run on (a model per role), shared by every run.
+	Models map[string]runner.ModelEndpoint
 	// Baseline, when set, runs that program instead of the guild.
 	Baseline *Baseline
 }
@@ -308,7 +312,7 @@ func withWritable(p sandbox.Policy, dir string) sandbox.Policy {
 	if !p.Confined() {
 		return p
 	}
-	c := sandbox.Config{Mode: string(p.Mode()), Network: string(p.Network()), Allow: p.Allow().Patterns(), Writable: append(p.Writable(), dir)}
+	c := sandbox.Config{Mode: string(p.Mode()), Network: string(p.Network()), Allow: p.Allow().Patterns(), Writable: append(p.Writable(), dir), ReadOnly: p.ReadOnly(), Limits: p.Limits()}
 	if q, err := sandbox.NewPolicy(c); err == nil {
 		return q
 	}
@@ -348,7 +352,7 @@ func (h *Harness) runGuild(ctx context.Context, j job, d runDirs, op *Operator, 
 	}
 	sess, err := runner.OpenSession(runner.SessionConfig{
 		Workspace: d.ws, Sealer: sealer, Redactor: h.Redactor, Guild: j.v.Guild, Deployment: &dep,
-		Provider: quietSummaries{prov}, Sandbox: h.Host, Environ: h.env(d),
+		Provider: quietSummaries{prov}, Models: j.v.Models, Sandbox: h.Host, Environ: h.env(d),
 	})
 	if err != nil {
 		return err
@@ -432,6 +436,16 @@ func follow(sub *runner.Subscription, sess *runner.Session, op *Operator, res *R
 				res.ModelCalls++
 				res.Tokens = res.Tokens.Add(Tokens{Prompt: p.Usage.PromptTokens, Completion: p.Usage.CompletionTokens,
 					Total: p.Usage.PromptTokens + p.Usage.CompletionTokens})
+			}
+		case event.RoleStart:
+			var p event.RoleStartPayload
+			if e.Decode(&p) == nil {
+				if label := render.ModelLabel(p.Model, p.ModelRef); label != "" {
+					if res.RoleModels == nil {
+						res.RoleModels = map[string]string{}
+					}
+					res.RoleModels[p.Role] = label
+				}
 			}
 		case event.ToolCall:
 			var p event.ToolCallPayload

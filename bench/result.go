@@ -25,6 +25,9 @@ type Result struct {
 	// Guild and Model say what ran (a baseline's Guild is its program).
 	Guild string `json:"guild"`
 	Model string `json:"model,omitempty"`
+	// RoleModels names, per role, the model its instances ran on
+	// ("qwen-7b (fast)" for one of the deployment's named models).
+	RoleModels map[string]string `json:"roleModels,omitempty"`
 	// Pass is the validation's verdict on the finished workspace,
 	// whatever the run said about itself.
 	Pass bool `json:"pass"`

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ func WriteTable(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "%d. %s: pass rate %.1f%% (%d/%d), score %.2f, %s tokens, %s, %d questions, %d tool calls, %d %s\n",
 			i+1, render.SanitizeLine(v), 100*a.PassRate, a.Passes, a.Runs, a.Score,
 			humanTokens(float64(a.Tokens.Total)), humanSeconds(a.Seconds), a.Questions, a.ToolCalls, a.SuccessButFailed, SuccessButFailedName)
+		if m := roleModels(r.Select(v, "")); m != "" {
+			fmt.Fprintln(w, "   models: "+m)
+		}
 	}
 	if len(ranked) == 2 {
 		fmt.Fprintln(w, render.SanitizeLine(Compare(r, ranked[0], ranked[1]).Note()))
@@ -186,4 +190,39 @@ func ResultLine(r Result, st Status) string {
 	return render.SanitizeLine(fmt.Sprintf("[%d/%d] %s %s #%d (%s): %s, %s tokens, %s, %d asked%s",
 		st.Done, st.Total, verdict, r.Benchmark, r.Repetition, r.Variant, status,
 		humanTokens(float64(r.Tokens.Total)), humanSeconds(r.Seconds), r.QuestionsAsked, clip(extra, 200)))
+}
+
+// roleModels says which model each role ran on, over a variant's runs,
+// when more than one model did the work (a model per role): "coder
+// qwen-7b (fast); orchestrator qwen-32b". "" for a single model.
+func roleModels(results []Result) string {
+	byRole := map[string]map[string]bool{}
+	models := map[string]bool{}
+	for _, x := range results {
+		for role, m := range x.RoleModels {
+			if byRole[role] == nil {
+				byRole[role] = map[string]bool{}
+			}
+			byRole[role][m] = true
+			models[m] = true
+		}
+	}
+	if len(models) < 2 {
+		return ""
+	}
+	roles := make([]string, 0, len(byRole))
+	for role := range byRole {
+		roles = append(roles, role)
+	}
+	sort.Strings(roles)
+	parts := make([]string, 0, len(roles))
+	for _, role := range roles {
+		ms := make([]string, 0, len(byRole[role]))
+		for m := range byRole[role] {
+			ms = append(ms, m)
+		}
+		sort.Strings(ms)
+		parts = append(parts, render.SanitizeLine(role)+" "+strings.Join(ms, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

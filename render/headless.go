@@ -32,7 +32,12 @@ func HeadlessLine(e event.Event) (line string, ok bool) {
 		if e.Decode(&p) != nil {
 			return "", false
 		}
-		return fmt.Sprintf("%s▶ %s started: %s", indent(p.Depth), SanitizeLine(p.RoleID), clip(p.Task, 90)), true
+		s := fmt.Sprintf("%s▶ %s started: %s", indent(p.Depth), SanitizeLine(p.RoleID), clip(p.Task, 90))
+		if p.ModelRef != "" {
+			// Only a named model is said: the model block's is the run's.
+			s += " · on " + ModelLabel(p.Model, p.ModelRef)
+		}
+		return s, true
 	case event.RoleFinished:
 		var p event.RoleFinishedPayload
 		if e.Decode(&p) != nil {
@@ -256,4 +261,18 @@ func RepetitionLine(p event.RepetitionPayload) string {
 		did = "stopped (loop_detected)"
 	}
 	return fmt.Sprintf("! %s sent %s %d times in a row: %s", SanitizeLine(p.RoleID), what, p.Count, did)
+}
+
+// ModelLabel names the model a role instance ran on: the model's name,
+// with the deployment's name for it when it is one of the named models
+// ("qwen-7b (fast)"), sanitised. "" when neither is known.
+func ModelLabel(model, ref string) string {
+	model, ref = SanitizeLine(model), SanitizeLine(ref)
+	switch {
+	case ref == "":
+		return model
+	case model == "" || model == ref:
+		return ref
+	}
+	return model + " (" + ref + ")"
 }

@@ -60,6 +60,14 @@ type Metrics struct {
 	Tokens int `json:"tokens"`
 	// CachedPromptTokens is the reported cached subset of the prompt tokens.
 	CachedPromptTokens int `json:"cachedPromptTokens"`
+	// EvaluatedPromptTokens is the reported part of the prompt the server
+	// computed afresh; CacheReported says an endpoint reported the split
+	// for at least one of the calls summed.
+	EvaluatedPromptTokens int  `json:"evaluatedPromptTokens,omitempty"`
+	CacheReported         bool `json:"cacheReported,omitempty"`
+	// TokensPerSecond is the generation speed of the latest reply summed
+	// here (not a sum).
+	TokensPerSecond float64 `json:"tokensPerSecond,omitempty"`
 	// ElapsedSeconds is the model time of a role invocation (the sum of its
 	// calls' elapsedMs), a tool call's reported run time, or the wait for a
 	// human answer.
@@ -69,6 +77,11 @@ type Metrics struct {
 func (a *Metrics) add(b Metrics) {
 	a.Tokens += b.Tokens
 	a.CachedPromptTokens += b.CachedPromptTokens
+	a.EvaluatedPromptTokens += b.EvaluatedPromptTokens
+	a.CacheReported = a.CacheReported || b.CacheReported
+	if b.TokensPerSecond > 0 {
+		a.TokensPerSecond = b.TokensPerSecond
+	}
 	a.ElapsedSeconds += b.ElapsedSeconds
 }
 
@@ -89,6 +102,10 @@ type Participant struct {
 	Turns int `json:"turns,omitempty"`
 	// Metrics is the sum over every invocation of this participant.
 	Metrics Metrics `json:"metrics"`
+	// Model is the model a role instance ran on, as role_start named it
+	// ("qwen-7b", or "qwen-7b (fast)" for one of the deployment's named
+	// models); "" when the log does not say.
+	Model string `json:"model,omitempty"`
 }
 
 // Annotation is a machine-only note on a role invocation: context pressure,
@@ -193,9 +210,15 @@ type Stack struct {
 type Totals struct {
 	Tokens             int `json:"tokens"`
 	CachedPromptTokens int `json:"cachedPromptTokens"`
-	ModelCalls         int `json:"modelCalls"`
-	ToolCalls          int `json:"toolCalls"`
-	ProviderFailures   int `json:"providerFailures,omitempty"`
+	// EvaluatedPromptTokens and CacheReported: see Metrics.
+	EvaluatedPromptTokens int  `json:"evaluatedPromptTokens,omitempty"`
+	CacheReported         bool `json:"cacheReported,omitempty"`
+	// LatestTokensPerSecond is the generation speed of the latest reply
+	// (0 when unknown).
+	LatestTokensPerSecond float64 `json:"latestTokensPerSecond,omitempty"`
+	ModelCalls            int     `json:"modelCalls"`
+	ToolCalls             int     `json:"toolCalls"`
+	ProviderFailures      int     `json:"providerFailures,omitempty"`
 	// LatestElapsedSeconds is the elapsed time of the most recent model call
 	// or tool result.
 	LatestElapsedSeconds float64 `json:"latestElapsedSeconds"`

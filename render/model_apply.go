@@ -280,7 +280,8 @@ func (m *Model) roleStart(p event.RoleStartPayload, ts time.Time) {
 			return // a repeated start of a live instance continues it
 		}
 	} else {
-		m.addParticipant(pid, p.Role, KindRole, p.RoleID)
+		i := m.addParticipant(pid, p.Role, KindRole, p.RoleID)
+		m.Participants[i].Model = ModelLabel(p.Model, p.ModelRef)
 	}
 	f := m.top()
 	src := m.root(f)
@@ -385,9 +386,13 @@ func (m *Model) llmCall(p llmCallFields, ts time.Time) bool {
 	if total == 0 {
 		total = p.Usage.PromptTokens + p.Usage.CompletionTokens
 	}
-	d := Metrics{Tokens: total, CachedPromptTokens: p.Usage.CachedPromptTokens, ElapsedSeconds: float64(p.ElapsedMs) / 1000}
+	d := Metrics{Tokens: total, CachedPromptTokens: p.Usage.CachedPromptTokens, ElapsedSeconds: float64(p.ElapsedMs) / 1000,
+		EvaluatedPromptTokens: p.Usage.EvaluatedPromptTokens, CacheReported: p.Usage.PromptCacheReported, TokensPerSecond: p.Usage.TokensPerSecond}
 	m.Totals.Tokens += d.Tokens
 	m.Totals.CachedPromptTokens += d.CachedPromptTokens
+	m.Totals.EvaluatedPromptTokens += d.EvaluatedPromptTokens
+	m.Totals.CacheReported = m.Totals.CacheReported || d.CacheReported
+	m.Totals.LatestTokensPerSecond = d.TokensPerSecond
 	m.Totals.ModelCalls++
 	m.Totals.LatestElapsedSeconds = d.ElapsedSeconds
 	pi := m.partIndex[pid]

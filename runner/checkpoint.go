@@ -12,7 +12,10 @@ type Checkpoint struct {
 	StartedAt      time.Time `json:"startedAt"`
 	Counter        int       `json:"counter"`
 	LearnedCeiling int       `json:"learnedCeiling,omitempty"`
-	Stack          []*Frame  `json:"stack"`
+	// LearnedCeilings are the same per named model (a model per role):
+	// each endpoint's rejections teach its own ceiling.
+	LearnedCeilings map[string]int `json:"learnedCeilings,omitempty"`
+	Stack           []*Frame       `json:"stack"`
 	// Park and WriterStarted carry a queued run's parking rule across a
 	// restart.
 	Park          bool `json:"park,omitempty"`
@@ -28,7 +31,7 @@ type Checkpoint struct {
 // checkpoint writes state.json atomically. A failure is recorded, not
 // fatal: the run goes on and the previous checkpoint stays valid.
 func (r *Run) checkpoint() {
-	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, Stack: r.stack, WrittenAt: r.now().UTC(),
+	cp := Checkpoint{RunID: r.id, StartedAt: r.startedAt, Counter: r.counter, LearnedCeiling: r.learnedCeiling, LearnedCeilings: r.learnedCeilings, Stack: r.stack, WrittenAt: r.now().UTC(),
 		Park: r.opts.Park, WriterStarted: r.writerStarted}
 	u := r.budget.usage(r.now())
 	cp.Usage = &u

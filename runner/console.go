@@ -17,11 +17,17 @@ type ModelInfo struct {
 	Host          string
 	ContextWindow int
 	Price         *ModelPrice
+	// Prices are the deployment's named models' prices, by name (a model
+	// per role); a named model without one is absent.
+	Prices map[string]*ModelPrice
 }
 
 // ModelInfo describes the session's model for a console.
 func (s *Session) ModelInfo() ModelInfo {
+	// Reconfigure (the console's endpoint settings) replaces it.
+	s.mu.Lock()
 	d := s.cfg.Deployment
+	s.mu.Unlock()
 	if d == nil {
 		return ModelInfo{}
 	}
@@ -31,6 +37,15 @@ func (s *Session) ModelInfo() ModelInfo {
 		mi.Price = &v
 	}
 	mi.Host = endpointHost(d.Model.Provider, d.Model.APIBase)
+	for name, m := range d.Models {
+		if m.Price != nil {
+			if mi.Prices == nil {
+				mi.Prices = map[string]*ModelPrice{}
+			}
+			v := *m.Price
+			mi.Prices[name] = &v
+		}
+	}
 	return mi
 }
 

@@ -1,6 +1,10 @@
 package runner
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/guildhall/guildhall/runner/provider"
+)
 
 // The console shows the endpoint's host only: never a path, a query or
 // user information, which can carry a credential.
@@ -37,5 +41,23 @@ func TestModelInfoCarriesWindowAndPrice(t *testing.T) {
 	mi.Price.Input = 99 // a copy: the deployment is not changed through it
 	if d.Model.Price.Input != 0.5 {
 		t.Fatal("ModelInfo shares the deployment's price")
+	}
+}
+
+// TestModelInfoFollowsReconfigure: the console's endpoint settings (e)
+// replace the deployment, and the footer's model @ host is read from it.
+func TestModelInfoFollowsReconfigure(t *testing.T) {
+	d, err := ParseDeployment("d.json", []byte(`{"model": {"name": "qwen", "apiBase": "http://10.0.0.2:8000/v1"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{cfg: SessionConfig{Deployment: d}}
+	next := *d
+	next.Model.APIBase, next.Model.Name = "http://10.0.0.9:8081/v1", "llama"
+	if err := s.Reconfigure(Endpoint{Deployment: &next, Provider: provider.NewScripted(&provider.Script{}, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if mi := s.ModelInfo(); mi.Host != "10.0.0.9:8081" || mi.Name != "llama" {
+		t.Fatalf("after Reconfigure, model info %+v, want llama @ 10.0.0.9:8081", mi)
 	}
 }

@@ -21,14 +21,15 @@ const (
 
 // effectiveBudget is min(contextWindow − the output reserve, learned
 // ceiling).
-func (r *Run) effectiveBudget() int {
-	m := r.opts.Deployment.Model
-	b := m.ContextWindow - r.opts.Deployment.OutputReserve()
+func (r *Run) effectiveBudget(role string) int {
+	rm := r.modelOf(role)
+	m := rm.cfg
+	b := m.ContextWindow - r.opts.Deployment.OutputReserveFor(rm.name)
 	if m.ContextWindow <= 0 {
 		b = 0
 	}
-	if r.learnedCeiling > 0 && (b <= 0 || r.learnedCeiling < b) {
-		b = r.learnedCeiling
+	if c := r.ceiling(rm.name); c > 0 && (b <= 0 || c < b) {
+		b = c
 	}
 	return b
 }
@@ -36,7 +37,7 @@ func (r *Run) effectiveBudget() int {
 // notePressure checks a successful call's reported prompt size against the
 // threshold. The response waits for the next turn boundary.
 func (r *Run) notePressure(f *Frame) {
-	budget := r.effectiveBudget()
+	budget := r.effectiveBudget(f.Role)
 	th := r.opts.Deployment.Executor.ContextPressureThreshold
 	if budget <= 0 || th <= 0 || f.PressureFired || float64(f.PromptTokens) < th*float64(budget) {
 		return
@@ -53,9 +54,7 @@ func (r *Run) noteRejection(f *Frame, pe *provider.Error) (event.Card, bool) {
 	msg := fmt.Sprintf("the endpoint rejected the prompt as too long (rejection %d of 3)", f.Rejections)
 	if pe.PromptTokens > 0 {
 		msg = fmt.Sprintf("the endpoint rejected a %d-token prompt as too long (rejection %d of 3)", pe.PromptTokens, f.Rejections)
-		if r.learnedCeiling == 0 || pe.PromptTokens < r.learnedCeiling {
-			r.learnedCeiling = pe.PromptTokens
-		}
+		r.learn(r.modelOf(f.Role).name, pe.PromptTokens)
 	}
 	r.emit(event.ContextBudgetExceeded, event.FailurePayload{Role: f.Role, RoleID: f.RoleID, Message: msg})
 	if f.Rejections >= 3 {
@@ -132,7 +131,7 @@ func (r *Run) compactWithHandler(ctx context.Context, f *Frame, trigger string) 
 }
 
 func (r *Run) compactionTask(f *Frame, trigger string) string {
-	budget := r.effectiveBudget()
+	budget := r.effectiveBudget(f.Role)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Compact the conversation of role instance %s (role %s). ", f.RoleID, f.Role)
 	if trigger == "context_pressure" {
@@ -151,9 +150,9 @@ func (r *Run) compactionTask(f *Frame, trigger string) string {
 // context_budget_exceeded card) when even the protected remainder does not
 // fit.
 func (r *Run) backstop(f *Frame, reported int) (event.Card, bool) {
-	window := r.opts.Deployment.Model.ContextWindow
-	if r.learnedCeiling > 0 && (window <= 0 || r.learnedCeiling < window) {
-		window = r.learnedCeiling
+	window := r.modelOf(f.Role).cfg.ContextWindow
+	if c := r.ceiling(r.modelOf(f.Role).name); c > 0 && (window <= 0 || c < window) {
+		window = c
 	}
 	if window <= 0 {
 		window = 8192

@@ -24,11 +24,14 @@ type controls struct {
 	mu        sync.Mutex
 	cancel    context.CancelFunc
 	terminate bool
-	pause     bool
-	paused    bool
-	resume    chan struct{}
-	wake      chan struct{} // set while suspended: the operator's resume
-	requests  []operatorRequest
+	// stopReason, when set, is why the run was stopped (its run_status
+	// says so instead of the plain "stopped before finishing").
+	stopReason string
+	pause      bool
+	paused     bool
+	resume     chan struct{}
+	wake       chan struct{} // set while suspended: the operator's resume
+	requests   []operatorRequest
 }
 
 type operatorRequest struct {
@@ -93,13 +96,28 @@ func (r *Run) RequestTerminate() {
 }
 
 // Stop cuts the run short at its next safe point, leaving it resumable.
-func (r *Run) Stop() {
+func (r *Run) Stop() { r.StopBecause("") }
+
+// StopBecause is Stop with the reason the run's log records.
+func (r *Run) StopBecause(reason string) {
 	r.ctl.mu.Lock()
+	if reason != "" {
+		r.ctl.stopReason = reason
+	}
 	cancel := r.ctl.cancel
 	r.ctl.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
+}
+
+func (r *Run) stopReasonOr(def string) string {
+	r.ctl.mu.Lock()
+	defer r.ctl.mu.Unlock()
+	if r.ctl.stopReason != "" {
+		return r.ctl.stopReason
+	}
+	return def
 }
 
 func (r *Run) terminating() bool {

@@ -113,10 +113,14 @@ type WebSearchSection struct {
 
 // Deployment holds the knobs set once per machine.
 type Deployment struct {
-	Model         ModelConfig    `json:"model"`
-	Executor      ExecutorConfig `json:"executor"`
-	ContextPolicy ContextPolicy  `json:"contextPolicy"`
-	Logging       LoggingConfig  `json:"logging"`
+	Model ModelConfig `json:"model"`
+	// Models are further model endpoints, by name, that a guild's role
+	// picks with "model": NAME (Guildhall addition; see models.go). A
+	// later file replaces a model of the same name whole.
+	Models        map[string]ModelConfig `json:"models,omitempty"`
+	Executor      ExecutorConfig         `json:"executor"`
+	ContextPolicy ContextPolicy          `json:"contextPolicy"`
+	Logging       LoggingConfig          `json:"logging"`
 	// Sandbox confines the subprocess tools (Guildhall addition; see
 	// tools/sandbox and docs/security.md); its network allowlist also
 	// governs the web tools.
@@ -131,6 +135,13 @@ type Deployment struct {
 	// and a suspension (notify.go); a workspace's file may not set its
 	// command.
 	Notify NotifyConfig `json:"notify"`
+	// Theme is the terminal console's colours: ThemeAuto (the default)
+	// asks the terminal for its background once at start, ThemeDark and
+	// ThemeLight choose (Guildhall addition; see tui/theme.go).
+	Theme string `json:"theme,omitempty"`
+	// Detach is how long a console whose terminal went away waits on a
+	// question (detach_config.go).
+	Detach DetachConfig `json:"detach"`
 	// Source names the file it came from ("built-in defaults" otherwise);
 	// with layered files, the last one.
 	Source string `json:"-"`
@@ -180,6 +191,7 @@ func (d *Deployment) clone() *Deployment {
 		c.Executor.ProviderHealth.AutoResume = &v
 	}
 	c.Executor.PassEnv = append([]string(nil), d.Executor.PassEnv...)
+	c.Models = cloneModels(d.Models)
 	c.Notify = d.Notify.clone()
 	if d.MCPServers != nil {
 		c.MCPServers = make(map[string]mcp.Config, len(d.MCPServers))
@@ -194,6 +206,13 @@ func (d *Deployment) clone() *Deployment {
 	}
 	return &c
 }
+
+// The values of Deployment.Theme.
+const (
+	ThemeAuto  = "auto"
+	ThemeDark  = "dark"
+	ThemeLight = "light"
+)
 
 // defaultSource is the Source of the built-in defaults.
 const defaultSource = "built-in defaults"
@@ -230,11 +249,8 @@ func DefaultDeployment() *Deployment {
 }
 
 var deploymentShape = shape{
-	"model": shape{
-		"name": nil, "apiBase": nil, "contextWindow": nil, "reasoningField": nil, "provider": nil,
-		"generation": shape{"temperature": nil, "maxTokens": nil},
-		"price":      shape{"input": nil, "output": nil, "cachedInput": nil, "currency": nil},
-	},
+	"model":  modelShape,
+	"models": shape{"*": modelShape},
 	"executor": shape{
 		"maxAgentDepth": nil, "defaultToolTimeoutSeconds": nil, "maxCompactionAttempts": nil,
 		"contextPressureThreshold": nil, "contextHandlerRole": nil, "inquiryHandlerRole": nil,
@@ -245,9 +261,12 @@ var deploymentShape = shape{
 	},
 	"contextPolicy": shape{"maxToolOutputChars": nil},
 	"logging":       shape{"level": nil},
-	"sandbox":       shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
-	"webSearch":     shape{"provider": nil, "endpoint": nil},
-	"notify":        shape{"bell": nil, "desktop": nil, "command": nil},
+	"sandbox": shape{"mode": nil, "network": nil, "allow": nil, "writable": nil, "readOnly": nil,
+		"limits": shape{"cpuSeconds": nil, "addressSpaceMiB": nil, "fileSizeMiB": nil, "processes": nil}},
+	"webSearch": shape{"provider": nil, "endpoint": nil},
+	"notify":    shape{"bell": nil, "desktop": nil, "command": nil},
+	"theme":     nil,
+	"detach":    shape{"idleTimeout": nil},
 	"mcpServers": shape{"*": shape{
 		"type": nil, "command": nil, "args": nil, "env": nil, "url": nil, "headers": nil,
 		"sandbox":             shape{"mode": nil, "network": nil, "allow": nil, "writable": nil},
@@ -301,6 +320,7 @@ func ParseDeploymentOnto(base *Deployment, file string, data []byte) (*Deploymen
 	d.Source = file
 	c.decodeInto(root, d, "deployment")
 	markMCPOrigins(d, root, file)
+	forgetModelOrigins(d, root)
 	recordOrigins(d, root, "", file)
 	d.Files = append(d.Files, file)
 	sum := sha256.Sum256(data)
@@ -369,29 +389,11 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 		}
 		return n.offset
 	}
-	switch d.Model.Provider {
-	case "", "openai", "openai-responses", "anthropic", "script":
+	checkModelValues(c, at, d)
+	switch d.Theme {
+	case "", ThemeAuto, ThemeDark, ThemeLight:
 	default:
-		c.errorf(at("model", "provider"), "model.provider %q is not one of openai, openai-responses, anthropic, script", d.Model.Provider)
-	}
-	if d.Model.ContextWindow < 0 {
-		c.errorf(at("model", "contextWindow"), "model.contextWindow must be a positive number of tokens")
-	}
-	if p := d.Model.Price; p != nil {
-		if p.Input < 0 || p.Output < 0 || p.CachedInput < 0 {
-			c.errorf(at("model", "price"), "model.price: prices are per million tokens and may not be negative")
-		}
-		if cur := p.Currency; cur != "" && !validCurrency(cur) {
-			c.errorf(at("model", "price", "currency"), "model.price.currency %q is not a three-letter currency code such as USD or EUR", cur)
-		}
-	}
-	// maxTokens is held against the window only when files set both: a
-	// window from the server's model list is checked at start
-	// (CheckGenerationFits runs then), as in the original, and an unset
-	// maxTokens is fitted to the window (OutputReserve).
-	setBoth := d.Origin("model.contextWindow") != "" && d.Origin("model.generation.maxTokens") != ""
-	if d.Model.Generation.MaxTokens < 0 || (setBoth && d.Model.ContextWindow > 0 && d.Model.Generation.MaxTokens >= d.Model.ContextWindow) {
-		c.errorf(at("model", "generation", "maxTokens"), "model.generation.maxTokens must be positive and smaller than model.contextWindow")
+		c.errorf(at("theme"), "theme %q is not one of auto (the default), dark, light", d.Theme)
 	}
 	switch d.Logging.Level {
 	case "", "full", "standard":
@@ -430,6 +432,7 @@ func checkDeploymentValues(c *checker, root *jnode, d *Deployment) {
 	for _, p := range d.Notify.check() {
 		c.errorf(at("notify", p.field), "%s", p.msg)
 	}
+	checkDetach(c, root, d)
 }
 
 // validEnvPattern reports whether s is a variable name, or a prefix of one
@@ -463,6 +466,7 @@ func (d *Deployment) CheckAgainstGuild(g *Guild) error {
 		check(h.path, *h.role)
 	}
 	errs = append(errs, d.checkMCPGrants(g)...)
+	errs = append(errs, d.checkRoleModels(g)...)
 	if len(errs) > 0 {
 		return errs
 	}

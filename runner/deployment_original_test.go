@@ -132,3 +132,30 @@ func TestHandlerRolesByOrigin(t *testing.T) {
 		t.Fatalf("a handler role from the environment: %v", err)
 	}
 }
+
+// TestDeploymentTheme: theme is auto, dark or light; anything else is an
+// error at its position naming the value and the allowed ones.
+func TestDeploymentTheme(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"theme": "light"}`: ThemeLight,
+		`{"theme": "dark"}`:  ThemeDark,
+		`{"theme": "auto"}`:  ThemeAuto,
+		`{}`:                 "",
+	} {
+		d, err := ParseDeployment("d.json", []byte(body))
+		if err != nil || d.Theme != want {
+			t.Errorf("%s: theme %q, %v; want %q", body, d.Theme, err, want)
+		}
+	}
+	for body, want := range map[string]string{
+		`{"theme": "solarized"}`: `d.json:1:11: theme "solarized" is not one of auto (the default), dark, light`,
+		`{"theme": "Light"}`:     `theme "Light" is not one of auto (the default), dark, light`,
+		`{"theme": true}`:        "theme",
+		`{"theme": {"bg": "x"}}`: "theme",
+		`{"themes": "light"}`:    `did you mean "theme"?`,
+	} {
+		if _, err := ParseDeployment("d.json", []byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

@@ -34,6 +34,10 @@ type Role struct {
 	Label        *tools.Tiered `json:"label,omitempty"`
 	Description  *tools.Tiered `json:"description,omitempty"`
 	WorkingLabel *tools.Tiered `json:"workingLabel,omitempty"`
+	// Model names the deployment's model the role runs on (one of
+	// deployment.json's models); "" runs it on the model block. The
+	// deployment is checked against it at start (CheckAgainstGuild).
+	Model string `json:"model,omitempty"`
 
 	// Prompt is the loaded system prompt, with the style guide appended
 	// when the role names one.
@@ -120,6 +124,7 @@ var guildShape = shape{
 		"label":            tieredShape,
 		"description":      tieredShape,
 		"workingLabel":     tieredShape,
+		"model":            nil,
 	}},
 	"tools":         nil,
 	"visualization": nil,
@@ -325,6 +330,9 @@ func (l *guildLoader) roles() {
 			continue
 		}
 		l.g.Roles[f.key] = r
+		if r.Model != "" && !ValidModelName(r.Model) {
+			c.errorf(f.value.field("model").offset, "role %q: model %q is not a model name: name one of deployment.json's models (letters, digits, '-' and '_')", f.key, r.Model)
+		}
 		r.StyleGuide = l.styleGuidePath(f.value.field("styleGuide"), where)
 		l.prompt(f, r)
 		if f.value.field("tools") == nil {

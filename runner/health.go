@@ -13,10 +13,14 @@ const (
 )
 
 // HealthView is the restricted view of provider health that clients may
-// show: a state, a coarse category, times and counters. It never carries the
-// provider URL, key, model name, headers, bodies or error messages.
+// show: a state, a coarse category, times and counters, and which of the
+// deployment's named models it is about. It never carries the provider URL,
+// key, the server's model name, headers, bodies or error messages.
 type HealthView struct {
-	State               string     `json:"state"`
+	State string `json:"state"`
+	// Model is the deployment's name of the model whose endpoint this is
+	// (one of deployment.json's models), "" for the model block.
+	Model               string     `json:"model,omitempty"`
 	Category            string     `json:"category,omitempty"`
 	LastSuccessAt       *time.Time `json:"lastSuccessAt,omitempty"`
 	LastFailureAt       *time.Time `json:"lastFailureAt,omitempty"`

@@ -138,14 +138,14 @@ type messageSize struct {
 
 func (r *Run) contextInfo(t *Frame) map[string]any {
 	ratio := t.ratio()
-	budget := r.effectiveBudget()
+	budget := r.effectiveBudget(t.Role)
 	sizes := make([]messageSize, 0, len(t.History))
 	for i, m := range t.History {
 		sizes = append(sizes, messageSize{Index: i, Role: m.Role, Tokens: int(float64(messageChars(m))*ratio + 0.5)})
 	}
 	sizes, truncated := keepEnds(sizes)
 	return map[string]any{
-		"roleId": t.RoleID, "contextWindow": r.opts.Deployment.Model.ContextWindow, "effectiveBudget": budget,
+		"roleId": t.RoleID, "contextWindow": r.modelOf(t.Role).cfg.ContextWindow, "effectiveBudget": budget,
 		"promptTokens": t.PromptTokens, "budgetRemaining": budget - t.PromptTokens,
 		"estimatedTokens": estimateTokens(t.History, ratio), "messageCount": len(t.History),
 		"protected": []int{0, 1}, "messages": sizes, "messagesTruncated": truncated,

@@ -343,6 +343,9 @@ func (r *Run) schema(name string) *jsonschema.Resolved {
 func (r *Run) dispatch(ctx context.Context, f *Frame, call provider.ToolCall, assistantText string) string {
 	r.emitToolCall(f, call)
 	start := time.Now()
+	if call.Name == "git_init" {
+		r.stopConfinedMCP()
+	}
 	res := r.invoke(ctx, f, call, assistantText)
 	r.emitToolResult(f, call, res, time.Since(start))
 	r.dropStaleMCP()

@@ -84,6 +84,21 @@ func (d *Deployment) MCPSecrets() []string {
 	return out
 }
 
+// ExpandMCPEnv expands ${VAR} and ${VAR:-default} in the operator's MCP
+// servers (env, headers, args, url) from lookup, the operator's
+// environment. A server a workspace's file declared is left as written
+// (mcp.Config.Expanded). The error names the server and the field.
+func (d *Deployment) ExpandMCPEnv(lookup func(string) (string, bool)) error {
+	for _, name := range d.MCPServerNames() {
+		c, err := d.MCPServers[name].Expanded(lookup)
+		if err != nil {
+			return &ConfigError{File: cmp.Or(d.MCPServers[name].Origin, "deployment.json"), Msg: fmt.Sprintf("mcpServers.%s.%v", name, err)}
+		}
+		d.MCPServers[name] = c
+	}
+	return nil
+}
+
 // MCPServerNames lists the declared servers, sorted.
 func (d *Deployment) MCPServerNames() []string {
 	return slices.Sorted(maps.Keys(d.MCPServers))

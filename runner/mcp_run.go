@@ -53,6 +53,14 @@ func (r *Run) dropStaleMCP() {
 	}
 }
 
+// stopConfinedMCP stops the servers that run in a sandbox, before a
+// git_init removes the .git placeholder their mounts rely on.
+func (r *Run) stopConfinedMCP() {
+	if r.mcp != nil {
+		r.mcp.m.StopConfined()
+	}
+}
+
 // setMCPCaller records whose work the servers do from now on.
 func (r *Run) setMCPCaller(f *Frame) {
 	r.mcp.mu.Lock()

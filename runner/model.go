@@ -26,10 +26,11 @@ var (
 // buildRequest assembles the model request of f's next turn.
 func (r *Run) buildRequest(f *Frame) provider.Request {
 	role := r.opts.Guild.Roles[f.Role]
-	gen := r.opts.Deployment.Model.Generation
+	m := r.modelOf(f.Role)
+	gen := m.cfg.Generation
 	req := provider.Request{
-		Model: r.opts.Deployment.Model.Name, Messages: f.History, Temperature: gen.Temperature,
-		MaxTokens: r.opts.Deployment.OutputReserve(), IncludeReasoning: role.ReplaysReasoning(), Role: f.Role, RoleID: f.RoleID,
+		Model: m.cfg.Name, Messages: f.History, Temperature: gen.Temperature,
+		MaxTokens: r.opts.Deployment.OutputReserveFor(m.name), IncludeReasoning: role.ReplaysReasoning(), Role: f.Role, RoleID: f.RoleID,
 	}
 	for _, name := range role.Tools {
 		m, ok := r.opts.Guild.Manifests[name]
@@ -61,15 +62,16 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*reply, event.Card, erro
 		attempts = 3
 	}
 	suspendAfter, _, _ := r.healthSettings()
+	m := r.modelOf(f.Role)
 	var last error
 	for attempt := 1; ; attempt++ {
 		req := r.buildRequest(f)
 		req.Tools = append(req.Tools, r.mcpToolSpecs(ctx, f)...)
 		r.emit(event.LLMCallStart, event.LLMCallStartPayload{Role: f.Role, RoleID: f.RoleID})
 		start := time.Now()
-		resp, text, err := r.complete(ctx, f, req)
+		resp, text, err := r.complete(ctx, f, m.prov, req)
 		if err == nil {
-			r.opts.Health.success(r.now())
+			m.health.success(r.now())
 			r.failing = failStreak{}
 			r.logCall(f, req, resp, time.Since(start))
 			return &reply{Response: resp, text: text}, event.Card{}, nil
@@ -81,7 +83,7 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*reply, event.Card, erro
 		pe := provider.AsError(err)
 		if errors.Is(err, errEmptyReply) || errors.Is(err, errLengthOnly) {
 			// A well-formed reply, even an unusable one, is an answer.
-			r.opts.Health.markAnswered()
+			m.health.markAnswered()
 		}
 		if pe != nil && pe.Category == provider.CategoryContextLength {
 			if card, done := r.noteRejection(f, pe); done {
@@ -96,7 +98,7 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*reply, event.Card, erro
 		r.failing.note(pe)
 		failures := 0
 		if suspendable(category) {
-			failures = r.opts.Health.failure(r.now(), string(category))
+			failures = m.health.failure(r.now(), string(category))
 		}
 		suspend := suspendAfter > 0 && failures >= suspendAfter
 		retry := attempt < attempts && (pe == nil || pe.Retryable())
@@ -105,9 +107,9 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*reply, event.Card, erro
 			fp.StatusCode, fp.Body = pe.StatusCode, pe.Body
 		}
 		switch {
-		case (suspend || !retry) && !r.opts.Health.hasAnswered():
+		case (suspend || !retry) && !m.health.hasAnswered():
 			r.emit(event.ProviderFailure, fp)
-			r.unanswered = &provider.Unanswered{Endpoint: r.endpoint(), Probe: r.opts.StartProbe, Call: err}
+			r.unanswered = &provider.Unanswered{Endpoint: r.endpoint(m), Probe: m.probe, Call: err}
 			return nil, event.Card{}, errEndpoint
 		case suspend && r.failing.relapses >= maxRelapses:
 			r.emit(event.ProviderFailure, fp)
@@ -117,7 +119,7 @@ func (r *Run) callModel(ctx context.Context, f *Frame) (*reply, event.Card, erro
 		fp.Retrying = retry || suspend
 		r.emit(event.ProviderFailure, fp)
 		if suspend {
-			if err := r.suspend(ctx, string(category)); err != nil {
+			if err := r.suspend(ctx, string(category), m); err != nil {
 				return nil, event.Card{}, err
 			}
 			// The probe says the provider is back: if the next call fails
@@ -167,11 +169,11 @@ func failureMessage(err error) string {
 }
 
 // endpoint describes where the provider sends requests, for messages.
-func (r *Run) endpoint() provider.Endpoint {
-	if d, ok := r.opts.Provider.(provider.Described); ok {
+func (r *Run) endpoint(m roleModel) provider.Endpoint {
+	if d, ok := m.prov.(provider.Described); ok {
 		return d.Endpoint()
 	}
-	return provider.Endpoint{Provider: r.opts.Provider.Name(), BaseURL: withoutCredentials(r.opts.Deployment.Model.APIBase)}
+	return provider.Endpoint{Provider: m.prov.Name(), BaseURL: withoutCredentials(m.cfg.APIBase)}
 }
 
 // emptyReplyCard finishes a role whose every attempt came back with
@@ -189,7 +191,7 @@ const kindEmptyReply = "empty_reply"
 // complete makes one model call. A reply with no tool call through the
 // API is read for calls written as text; one with neither those nor
 // anything to say (empty, white space, only markup) is an empty reply.
-func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*provider.Response, textCalls, error) {
+func (r *Run) complete(ctx context.Context, f *Frame, prov provider.Provider, req provider.Request) (*provider.Response, textCalls, error) {
 	timeout := time.Duration(r.opts.Deployment.Executor.ProviderHealth.RequestTimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
@@ -197,7 +199,16 @@ func (r *Run) complete(ctx context.Context, f *Frame, req provider.Request) (*pr
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	names := newWireNames(req.Tools)
-	resp, err := r.opts.Provider.Complete(cctx, names.toWire(req), func(d provider.Delta) { r.publishDelta(f.RoleID, d) })
+	var first time.Time // the first streamed text, for the reply's speed
+	resp, err := prov.Complete(cctx, names.toWire(req), func(d provider.Delta) {
+		if first.IsZero() {
+			first = time.Now()
+		}
+		r.publishDelta(f.RoleID, d)
+	})
+	if err == nil && resp != nil && resp.Usage.TokensPerSecond == 0 {
+		resp.Usage.TokensPerSecond = replySpeed(resp.Usage.CompletionTokens, first)
+	}
 	names.fromWire(resp, r.opts.Deployment.MCPServers)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && provider.AsError(err) == nil {
@@ -259,8 +270,10 @@ func (r *Run) logCall(f *Frame, req provider.Request, resp *provider.Response, e
 		Usage: event.Usage{
 			PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 			TotalTokens: resp.Usage.TotalTokens, CachedPromptTokens: resp.Usage.CachedPromptTokens,
+			EvaluatedPromptTokens: resp.Usage.EvaluatedPromptTokens, PromptCacheReported: resp.Usage.PromptCacheReported,
+			TokensPerSecond: resp.Usage.TokensPerSecond,
 		},
-		FinishReason: resp.FinishReason, Model: resp.Model, ElapsedMs: elapsed.Milliseconds(),
+		FinishReason: resp.FinishReason, Model: resp.Model, ModelRef: r.modelOf(f.Role).name, ElapsedMs: elapsed.Milliseconds(),
 	}
 	if p.Usage.TotalTokens == 0 {
 		p.Usage.TotalTokens = p.Usage.PromptTokens + p.Usage.CompletionTokens

@@ -30,7 +30,7 @@ func loadCheckpoint(ws store.Workspace, id string, g *Guild) (*store.Meta, *Chec
 		return nil, nil, err
 	}
 	if meta.Foreign {
-		return meta, nil, foreignRun(meta)
+		return meta, nil, ForeignRun(meta)
 	}
 	b, sealed, err := ws.ReadState(id)
 	if err != nil {
@@ -123,7 +123,7 @@ func Resume(opts Options, id string) (*Run, error) {
 	}
 	opts.Park = opts.Park || cp.Park
 	r := &Run{opts: opts, id: id, ws: ws, now: opts.Now, startedAt: cp.StartedAt, schemas: map[string]*jsonschema.Resolved{}, meta: meta,
-		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, writerStarted: cp.WriterStarted}
+		stack: cp.Stack, counter: cp.Counter, learnedCeiling: cp.LearnedCeiling, learnedCeilings: cp.LearnedCeilings, writerStarted: cp.WriterStarted}
 	reopenBudgetStopped(r.meta)
 	r.meta.Status, r.meta.PID, r.meta.Suspension = store.StatusRunning, os.Getpid(), nil
 	r.budget.resume(cp.Usage)
@@ -296,16 +296,23 @@ type ForeignRunError struct {
 	// format (orchestration-builder wrote them): they were never sealed,
 	// and its checkpoint is not Guildhall's either.
 	Original bool
+	// MovedFrom is the folder the run's meta.json names when that is not
+	// this one: the folder was moved, renamed or copied since.
+	MovedFrom string
 }
 
 func (e *ForeignRunError) Error() string {
 	if e.Original {
 		return fmt.Sprintf("run %s was written by the original system (orchestration-builder), not by Guildhall for you: its records carry no Guildhall seal, so its checkpoint is never resumed and the run is never continued (its conversations and pending tool calls could have been written by anyone who could write the workspace); view it with `guildhall show %s`, and to carry its work on, start a new run with its task", e.RunID, e.RunID)
 	}
-	return fmt.Sprintf("run %s is foreign: its %s was not written by Guildhall for you (the integrity check failed), so it is never resumed or continued; it can still be viewed with `guildhall show %s`", e.RunID, e.Record, e.RunID)
+	if e.MovedFrom != "" {
+		return fmt.Sprintf("run %s was recorded when this folder was %s: it has moved (or was renamed or copied) since, and records are sealed for the folder they were written in, so its runs are not resumed or continued here until you adopt them; `guildhall records adopt` lists such runs and re-seals the ones you confirm (`guildhall show %s` shows it meanwhile)", e.RunID, e.MovedFrom, e.RunID)
+	}
+	return fmt.Sprintf("run %s is foreign: its %s is not sealed for this folder by your records key, so it is never resumed or continued. Either this folder (or its .orchestration) came from another folder, machine or account, or someone else wrote it; if the run is yours, `guildhall records adopt` lists it and re-seals it once you confirm; `guildhall show %s` shows it meanwhile", e.RunID, e.Record, e.RunID)
 }
 
-// foreignRun is the refusal for a run whose meta is foreign.
-func foreignRun(m *store.Meta) *ForeignRunError {
-	return &ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat}
+// ForeignRun is the refusal for run m whose meta.json is foreign, saying
+// that the folder moved when the record's seal shows it (Meta.MovedFrom).
+func ForeignRun(m *store.Meta) *ForeignRunError {
+	return &ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat, MovedFrom: m.MovedFrom}
 }

@@ -66,7 +66,12 @@ type Options struct {
 	Guild           *Guild
 	Deployment      *Deployment
 	Provider        provider.Provider
-	Tools           tools.Registry
+	// Models are the endpoints of the deployment's named models, by name
+	// (a guild's role picks one with "model"), and ModelHealth their
+	// health, shared across a session's runs (nil: the run keeps its own).
+	Models      map[string]ModelEndpoint
+	ModelHealth map[string]*Health
+	Tools       tools.Registry
 
 	Task          string
 	Effort        string
@@ -166,7 +171,9 @@ type Run struct {
 	ctl            controls
 	counter        int
 	learnedCeiling int
-	startedAt      time.Time
+	// learnedCeilings are the named models' (rolemodel.go).
+	learnedCeilings map[string]int
+	startedAt       time.Time
 	// summary writes summary.txt (summary.go).
 	summary summaryState
 	// concluded is set once the run's outcome is decided, just before its
@@ -240,6 +247,10 @@ func (o *Options) defaults() error {
 	if o.Health == nil {
 		o.Health = NewHealth()
 	}
+	o.ModelHealth = modelHealth(o.Models, o.ModelHealth)
+	if err := o.checkModels(); err != nil {
+		return err
+	}
 	if o.WebSearch == nil {
 		ws := webSearchConfig(o.Deployment, os.Getenv, secretsDir)
 		o.WebSearch = &ws
@@ -267,7 +278,7 @@ func Create(opts Options) (*Run, error) {
 		if m.Foreign {
 			// Its task and result would enter the model's history under
 			// the platform's own header.
-			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, foreignRun(m))
+			return nil, fmt.Errorf("--continue %s: %w", opts.ContinuesFrom, ForeignRun(m))
 		}
 		if !store.Terminal(m.Status) {
 			return nil, fmt.Errorf("--continue %s: that run is %s; only a finished run can be continued", opts.ContinuesFrom, m.Status)
@@ -461,7 +472,7 @@ func (r *Run) conclude(card event.Card, err error) (Outcome, error) {
 	if errors.Is(err, errStopped) {
 		// The checkpoint of the last safe point stands: anything after it
 		// (a request cut short) is replayed on resume.
-		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: "stopped before finishing; resumable from its checkpoint"})
+		r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusInterrupted, Reason: r.stopReasonOr("stopped before finishing; resumable from its checkpoint")})
 		_ = r.log.Sync()
 		return Outcome{RunID: r.id, Status: store.StatusRunning, Stopped: true}, nil
 	}
@@ -576,8 +587,10 @@ func (r *Run) emitRoleStart(f *Frame) {
 			r.writerStarted = true
 		}
 	}
+	m := r.modelOf(f.Role)
 	r.emit(event.RoleStart, event.RoleStartPayload{
 		Role: f.Role, RoleID: f.RoleID, Depth: f.Depth, Task: f.Task, Parent: f.Parent, ParentID: f.ParentID, ParentRoleID: f.ParentID,
+		Model: m.cfg.Name, ModelRef: m.name,
 	})
 }
 

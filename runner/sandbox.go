@@ -52,6 +52,14 @@ func checkSandboxValues(c *checker, root *jnode, d *Deployment) {
 			c.errorf(item("writable", i), "sandbox.writable[%d] %q: %v", i, w, err)
 		}
 	}
+	for i, r := range s.ReadOnly {
+		if _, err := sandbox.CheckReadOnly(r); err != nil {
+			c.errorf(item("readOnly", i), "sandbox.readOnly[%d] %q: %v", i, r, err)
+		}
+	}
+	if err := s.Limits.Check(); err != nil {
+		c.errorf(at("limits"), "%v", err)
+	}
 }
 
 // openSandbox prepares the run's sandbox from the deployment's policy. It

@@ -24,7 +24,11 @@ func TestDeploymentSandboxValidation(t *testing.T) {
 		{"relative writable", `{"sandbox": {"writable": ["cache"]}}`, []string{`sandbox.writable[0] "cache": a writable path must be absolute`}},
 		{"missing writable", `{"sandbox": {"writable": ["/nonexistent-guildhall"]}}`, []string{"does not exist"}},
 		{"home writable", `{"sandbox": {"writable": ["` + home + `"]}}`, []string{"your home folder"}},
+		{"relative read-only path", "{\"sandbox\": {\"readOnly\": [\n  \"opt\"]}}", []string{"d.json:2:3", `sandbox.readOnly[0] "opt": a read-only path must be absolute`}},
+		{"home shown", `{"sandbox": {"readOnly": ["` + home + `"]}}`, []string{`sandbox.readOnly[0]`, "would show your home folder"}},
 		{"unknown key", `{"sandbox": {"writeable": []}}`, []string{`unknown key "writeable"`}},
+		{"negative limit", "{\"sandbox\": {\"limits\":\n  {\"processes\": -5}}}", []string{"d.json:2:3", "sandbox.limits.processes -5 must be a positive number (0 or absent for the default, 1024)"}},
+		{"unknown limit", `{"sandbox": {"limits": {"memory": 5}}}`, []string{`unknown key "memory"`}},
 		{"wrong type", `{"sandbox": {"allow": "pypi.org"}}`, []string{"must be a []string"}},
 	}
 	checkBadDeployments(t, cases)

@@ -38,8 +38,10 @@ type SessionConfig struct {
 	Guild      *Guild
 	Deployment *Deployment
 	Provider   provider.Provider
-	Tools      tools.Registry
-	NoInput    bool
+	// Models are the endpoints of the deployment's named models.
+	Models  map[string]ModelEndpoint
+	Tools   tools.Registry
+	NoInput bool
 	// Sandbox is the process's sandbox host; nil gets a default one.
 	Sandbox *sandbox.Host
 	// Environ is the base environment of tool subprocesses (see
@@ -78,7 +80,9 @@ type Session struct {
 	bus    *Bus
 	broker *Broker
 	health *Health
-	notes  []string
+	// modelHealth is each named model's endpoint health.
+	modelHealth map[string]*Health
+	notes       []string
 
 	mu      sync.Mutex
 	active  *Run
@@ -105,7 +109,8 @@ func OpenSession(cfg SessionConfig) (*Session, error) {
 	if cfg.EndpointAnswered {
 		health.markAnswered()
 	}
-	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: health, notes: notes}, nil
+	return &Session{cfg: cfg, ws: ws, lock: lock, bus: NewBus(), broker: NewBroker(), health: health,
+		modelHealth: modelHealth(cfg.Models, nil), notes: notes}, nil
 }
 
 // Endpoint is what the session's runs use to reach the model: the
@@ -153,7 +158,31 @@ func (s *Session) Notes() []string { return append([]string(nil), s.notes...) }
 func (s *Session) Workspace() store.Workspace { return s.ws }
 
 // Guild is the session's guild.
-func (s *Session) Guild() *Guild { return s.cfg.Guild }
+func (s *Session) Guild() *Guild {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Guild
+}
+
+// ErrGuildFixed is SetGuild's error once a run has started in the session.
+var ErrGuildFixed = errors.New("a run has started in this session: its guild is fixed")
+
+// SetGuild replaces the session's guild before its first run. The console
+// opens before the endpoint's start-up probe has reported the model's
+// window, which decides the guild (the compact seed guild for a small
+// one); once any run has started (or resumed), the guild is fixed.
+func (s *Session) SetGuild(g *Guild) error {
+	if g == nil {
+		return errors.New("set guild: no guild")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return ErrGuildFixed
+	}
+	s.cfg.Guild = g
+	return nil
+}
 
 // Deployment is the session's deployment.
 func (s *Session) Deployment() *Deployment {
@@ -194,6 +223,7 @@ func (s *Session) Submit(ctx context.Context, sub Submission) (string, error) {
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Task: sub.Task, Effort: effort, LogLevel: logLevel, ContinuesFrom: sub.ContinuesFrom,
 		Briefing: sub.Briefing, Park: sub.Park, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
+		Models: s.cfg.Models, ModelHealth: s.modelHealth,
 		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ, StartProbe: s.cfg.StartProbe,
 	})
 	if err != nil {
@@ -210,7 +240,7 @@ func (s *Session) Reconcile() (Reconciliation, error) {
 	if id, ok := s.Active(); ok {
 		skip = append(skip, id)
 	}
-	return Reconcile(s.ws, s.cfg.Guild, time.Now(), skip...)
+	return Reconcile(s.ws, s.Guild(), time.Now(), skip...)
 }
 
 // ResumeCheckpoint resumes run id from its checkpoint in the background.
@@ -225,6 +255,7 @@ func (s *Session) ResumeCheckpoint(ctx context.Context, id string) error {
 		Workspace: s.cfg.Workspace, Sealer: s.cfg.Sealer, Redactor: s.cfg.Redactor, WebSearch: s.cfg.WebSearch,
 		Guild: s.cfg.Guild, Deployment: s.cfg.Deployment, Provider: s.cfg.Provider,
 		Tools: s.cfg.Tools, Bus: s.bus, Broker: s.broker, NoInput: s.cfg.NoInput, Health: s.health,
+		Models: s.cfg.Models, ModelHealth: s.modelHealth,
 		Sandbox: s.cfg.Sandbox, Environ: s.cfg.Environ, StartProbe: s.cfg.StartProbe,
 	}, id)
 	if err != nil {
@@ -310,8 +341,11 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 	return s.outcome, s.err
 }
 
-// Health is the provider's restricted health view.
-func (s *Session) Health() HealthView { return s.health.Snapshot() }
+// Health is the providers' restricted health view: of the endpoint in the
+// worst state when the deployment has named models.
+func (s *Session) Health() HealthView {
+	return worstHealth(s.health, s.modelHealth)
+}
 
 // Answer answers a pending question; source names the answering client
 // (terminal, browser, stdin). The first answer wins.
@@ -371,7 +405,7 @@ func (s *Session) Pause(runID string) error {
 func (s *Session) Resume(runID string) error {
 	r, err := s.activeRun(runID)
 	if errors.Is(err, ErrRunNotActive) && runID != "" {
-		if _, busy := s.Active(); !busy && Resumable(s.ws, runID, s.cfg.Guild) == nil {
+		if _, busy := s.Active(); !busy && Resumable(s.ws, runID, s.Guild()) == nil {
 			return s.ResumeCheckpoint(context.Background(), runID)
 		}
 	}
@@ -410,6 +444,14 @@ func (s *Session) WindDown(message string) error {
 func (s *Session) Stop() {
 	if r, err := s.activeRun(""); err == nil {
 		r.Stop()
+	}
+}
+
+// StopBecause is Stop with the reason the run's log records (the
+// run_status event's reason).
+func (s *Session) StopBecause(reason string) {
+	if r, err := s.activeRun(""); err == nil {
+		r.StopBecause(reason)
 	}
 }
 

@@ -54,19 +54,19 @@ func (r *Run) ResumeFromSuspension() bool {
 // meta.json, status suspended, and a cheap probe on a schedule. It returns
 // when the provider answers again (and, without auto-resume, the operator
 // said so) or errStopped when the run is stopped meanwhile.
-func (r *Run) suspend(ctx context.Context, category string) error {
+func (r *Run) suspend(ctx context.Context, category string, m roleModel) error {
 	defer r.holdWall()()
 	_, every, auto := r.healthSettings()
 	now := r.now().UTC()
-	copyText := suspensionCopy(category)
+	copyText := suspensionText(category, r.label(m))
 	r.metaMu.Lock()
 	r.meta.Status = store.StatusSuspended
-	r.meta.Suspension = &store.Suspension{Category: category, Message: copyText, SuspendedAt: now}
+	r.meta.Suspension = &store.Suspension{Category: category, Message: copyText, SuspendedAt: now, Model: m.name}
 	r.metaMu.Unlock()
 	if err := r.saveMeta(); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
-	r.opts.Health.suspend(r.id, now.Add(every))
+	m.health.suspend(r.id, now.Add(every))
 	r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusSuspended, Reason: copyText})
 	_ = r.log.Sync()
 
@@ -91,10 +91,10 @@ func (r *Run) suspend(ctx context.Context, category string) error {
 		case <-t.C:
 		}
 		t.Stop()
-		if (auto || operator) && r.probe(ctx) {
+		if (auto || operator) && r.probe(ctx, m) {
 			break
 		}
-		r.opts.Health.suspend(r.id, r.now().Add(every))
+		m.health.suspend(r.id, r.now().Add(every))
 	}
 	r.metaMu.Lock()
 	r.meta.Status, r.meta.Suspension = store.StatusRunning, nil
@@ -102,15 +102,15 @@ func (r *Run) suspend(ctx context.Context, category string) error {
 	if err := r.saveMeta(); err != nil && r.logErr == nil {
 		r.logErr = err
 	}
-	r.opts.Health.success(r.now())
+	m.health.success(r.now())
 	r.emit(event.RunStatus, event.RunStatusPayload{Status: store.StatusRunning, Reason: "the model provider answered again"})
 	return nil
 }
 
 // probe checks cheaply whether the provider answers: a model listing
 // where the provider has one.
-func (r *Run) probe(ctx context.Context) bool {
-	pr, ok := r.opts.Provider.(provider.Prober)
+func (r *Run) probe(ctx context.Context, m roleModel) bool {
+	pr, ok := m.prov.(provider.Prober)
 	if !ok {
 		return true // nothing cheaper than the real request: just retry it
 	}

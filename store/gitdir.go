@@ -146,6 +146,10 @@ func resolveDotGit(root *os.Root, ws string) (string, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", ErrNoRepository
+	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
+		// An empty file holds no repository: it is the placeholder the
+		// sandbox binds where there was no .git (tools/sandbox/gitguard.go).
+		return "", ErrNoRepository
 	case err != nil:
 		return "", fmt.Errorf("inspect .git: %w", err)
 	}

@@ -85,6 +85,9 @@ type Suspension struct {
 	Category    string    `json:"category"`
 	Message     string    `json:"message"`
 	SuspendedAt time.Time `json:"suspendedAt"`
+	// Model is the deployment's name of the model whose endpoint is
+	// down, "" for the model block.
+	Model string `json:"model,omitempty"`
 }
 
 // Meta is meta.json, the platform-owned record of one run.
@@ -104,6 +107,10 @@ type Meta struct {
 	Suspension    *Suspension `json:"suspension,omitempty"`
 	GitBase       string      `json:"gitBase,omitempty"`
 	PID           int         `json:"pid,omitempty"`
+	// Workspace is the folder (canonical path) the record was sealed for,
+	// set by WriteMeta: a record that names another folder than the one it
+	// is read in was moved or copied with its folder (records adopt).
+	Workspace string `json:"workspace,omitempty"`
 
 	// GuildPath is where the run's guild was loaded from (an absolute
 	// folder, or "seed"), as the original system records it too, and
@@ -128,6 +135,10 @@ type Meta struct {
 	// original system does (startTime, no startedAt): a record the
 	// original wrote, not Guildhall.
 	OriginalFormat bool `json:"-"`
+	// MovedFrom is set by ReadMeta for a foreign record whose seal checks
+	// under the operator's key for the folder it names: the operator wrote
+	// it there, and the folder has moved (or was copied) since.
+	MovedFrom string `json:"-"`
 }
 
 // metaJSON is Meta without its methods, for the codec below.
@@ -228,6 +239,9 @@ func (w Workspace) ReadMeta(id string) (*Meta, error) {
 		return nil, fmt.Errorf("run %s: meta.json names run %q", id, m.RunID)
 	}
 	m.Foreign = !w.Seal.Check(SealMeta, id, b)
+	if m.Foreign && m.Workspace != "" && m.Workspace != w.Seal.Scope() && w.Seal.For(m.Workspace).Check(SealMeta, id, b) {
+		m.MovedFrom = m.Workspace
+	}
 	return &m, nil
 }
 
@@ -243,7 +257,11 @@ func (w Workspace) WriteMeta(m *Meta) error {
 	if m.Foreign {
 		return fmt.Errorf("run %s: meta.json is foreign (not written by Guildhall for you); it is never rewritten", m.RunID)
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	rec := *m
+	if scope := w.Seal.Scope(); scope != "" {
+		rec.Workspace = scope
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode meta for %s: %w", m.RunID, err)
 	}

@@ -83,17 +83,26 @@ func (s *Sealer) Seal(kind, name string, body []byte) []byte {
 // Check reports whether data is a record of this kind and name sealed for
 // this workspace by this key.
 func (s *Sealer) Check(kind, name string, data []byte) bool {
+	if !s.usable() {
+		return false
+	}
+	got, body, ok := splitSealed(data)
+	return ok && hmac.Equal(got, s.mac(kind, name, body))
+}
+
+// splitSealed splits a sealed record into its MAC and the body as it was
+// before the MAC went in; ok is false when data carries no MAC.
+func splitSealed(data []byte) (mac, body []byte, ok bool) {
 	data = bytes.TrimRight(data, " \t\r\n")
-	if !s.usable() || len(data) < sealedHead+1 || !bytes.HasPrefix(data, []byte(macPrefix)) || data[sealedHead-1] != '"' {
-		return false
+	if len(data) < sealedHead+1 || !bytes.HasPrefix(data, []byte(macPrefix)) || data[sealedHead-1] != '"' {
+		return nil, nil, false
 	}
-	got := make([]byte, sha256.Size)
-	if _, err := hex.Decode(got, data[len(macPrefix):sealedHead-1]); err != nil {
-		return false
+	mac = make([]byte, sha256.Size)
+	if _, err := hex.Decode(mac, data[len(macPrefix):sealedHead-1]); err != nil {
+		return nil, nil, false
 	}
-	// Rebuild the body as it was before the MAC went in.
 	rest := data[sealedHead:]
-	body := make([]byte, 0, len(rest)+1)
+	body = make([]byte, 0, len(rest)+1)
 	body = append(body, '{')
 	switch {
 	case rest[0] == ',':
@@ -101,9 +110,36 @@ func (s *Sealer) Check(kind, name string, data []byte) bool {
 	case bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte("}")):
 		body = append(body, rest...)
 	default:
-		return false
+		return nil, nil, false
 	}
-	return hmac.Equal(got, s.mac(kind, name, body))
+	return mac, body, true
+}
+
+// Unsealed is a record's own body: without its MAC when it carries one,
+// else as it is. Adopting a record (adopt.go) seals this body anew.
+func Unsealed(data []byte) []byte {
+	if _, body, ok := splitSealed(data); ok {
+		return body
+	}
+	return bytes.TrimRight(data, " \t\r\n")
+}
+
+// Scope is the workspace path the sealer binds into every MAC.
+func (s *Sealer) Scope() string {
+	if s == nil {
+		return ""
+	}
+	return s.scope
+}
+
+// For is the sealer with the same key for the workspace at another
+// canonical path: it tells whether a record was sealed by this key in the
+// folder the record names (a folder moved or renamed since).
+func (s *Sealer) For(workspace string) *Sealer {
+	if s == nil {
+		return nil
+	}
+	return &Sealer{key: s.key, scope: workspace}
 }
 
 func (s *Sealer) usable() bool { return s != nil && len(s.key) > 0 }

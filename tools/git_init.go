@@ -53,6 +53,14 @@ func (gitInit) Call(ctx context.Context, env *Env, args json.RawMessage) Result 
 // workspace root: Mkdir neither follows nor replaces a link planted at .git,
 // so git initialises that directory and no other.
 func gitInitRepo(ctx context.Context, env *Env) (string, error) {
+	// Where the workspace had no .git, the sandbox put a placeholder
+	// there so that no command could make one; git_init is the way one
+	// is made.
+	if env.Sandbox != nil {
+		if err := env.Sandbox.ClearGitPlaceholder(); err != nil {
+			return "", &gitError{Kind: KindError, Msg: err.Error()}
+		}
+	}
 	layout, err := store.ResolveGitLayout(env.Workspace.canon)
 	switch {
 	case errors.Is(err, store.ErrNoRepository):

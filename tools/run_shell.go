@@ -8,7 +8,7 @@ import (
 )
 
 // runShell is run_shell {command, timeoutSeconds?} → {exitCode, stdout,
-// stderr, timedOut}. The command runs in the embedded shell interpreter
+// stderr, timedOut}. The command runs with /bin/sh -c
 // (see shellCall). A non-zero exit, a syntax error included, is a normal
 // result.
 type runShell struct{}

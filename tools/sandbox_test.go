@@ -217,7 +217,7 @@ func TestSandboxWritesTheWorkspace(t *testing.T) {
 	}
 	env.Sandbox = confined(t, ws, sandbox.Config{Mode: "read-only"})
 	d = shellResult(t, env, "echo x > ro.txt; touch ro2; echo h > $HOME/h && cat $HOME/h")
-	if d["stdout"] != "h\n" || !strings.Contains(d["stderr"].(string), "read-only file system") {
+	if d["stdout"] != "h\n" || !strings.Contains(strings.ToLower(d["stderr"].(string)), "read-only file system") {
 		t.Errorf("read-only mode: %v", d)
 	}
 	for _, f := range []string{"ro.txt", "ro2"} {
@@ -346,28 +346,41 @@ func gitInitHost(t *testing.T, dir string) {
 	}
 }
 
-// TestSandboxRestartsWhenGitAppears: a .git made by a command (git init in
-// run_shell) is read-only from the next command on, because the helper
-// is restarted with the new .git mounted read-only.
+// TestSandboxRestartsWhenGitAppears: in a workspace without .git no
+// command can make one (git init, mkdir .git, a planted config); git_init
+// can, and from then on the shell sees the new .git read-only, because
+// the helper is restarted with it mounted so. Closing the sandbox leaves
+// no placeholder behind.
 func TestSandboxRestartsWhenGitAppears(t *testing.T) {
 	sandboxtest.Need(t)
 	ws, dir, _ := hostileWS(t)
 	env := testEnv(ws)
 	env.Sandbox = confined(t, ws, sandbox.Config{})
-	if d := shellResult(t, env, "git init -q . && echo made"); d["stdout"] != "made\n" {
-		t.Fatalf("git init in the sandbox: %v", d)
-	}
-	d := shellResult(t, env, "mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit")
-	if exitOf(d) == 0 {
-		t.Errorf("wrote a hook into a .git made by a command: %v", d)
-	}
-	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
-		t.Error("the hook exists")
+	for _, cmd := range []string{
+		"git init -q . && git config core.fsmonitor 'touch /tmp/pwned' && echo made",
+		"rm -f .git; mkdir .git && echo made",
+		"mv .git elsewhere; git init -q . && echo made",
+		"GIT_DIR=.git git init -q && echo made",
+	} {
+		d := shellResult(t, env, cmd)
+		if exitOf(d) == 0 || strings.Contains(d["stdout"].(string), "made") {
+			t.Errorf("%q made a repository: %v", cmd, d)
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && (fi.IsDir() || fi.Size() > 0) {
+			t.Fatalf("%q left a .git on the host: %v", cmd, fi.Mode())
+		}
 	}
 	// git_init writes .git in a sandbox of its own, and the git tools that
 	// only read get it read-only.
 	if r := call(t, env, "git_init", map[string]any{}); r.Failed() {
-		t.Errorf("git_init: %s", r.Message)
+		t.Fatalf("git_init: %s", r.Message)
+	}
+	d := shellResult(t, env, "mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit")
+	if exitOf(d) == 0 {
+		t.Errorf("wrote a hook into the .git git_init made: %v", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("the hook exists")
 	}
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("f\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -377,6 +390,36 @@ func TestSandboxRestartsWhenGitAppears(t *testing.T) {
 	}
 	if r := call(t, env, "git_uncommitted_changes", map[string]any{}); r.Failed() {
 		t.Errorf("git_uncommitted_changes: %s", r.Message)
+	}
+}
+
+// The .git placeholder of a workspace without one is gone from the host
+// once the sandbox closes, and a second sandbox on the same workspace
+// keeps its own protection while the first closes.
+func TestSandboxGitPlaceholderLeavesNothing(t *testing.T) {
+	needBwrap(t)
+	ws, dir, _ := hostileWS(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	first := confined(t, ws, sandbox.Config{})
+	second := confined(t, ws, sandbox.Config{})
+	env1, env2 := testEnv(ws), testEnv(ws)
+	env1.Sandbox, env2.Sandbox = first, second
+	shellResult(t, env1, "true")
+	shellResult(t, env2, "true")
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+		t.Errorf("the placeholder went while a second sandbox used it: %v", err)
+	}
+	if d := shellResult(t, env2, "git init -q . && echo made"); strings.Contains(d["stdout"].(string), "made") {
+		t.Errorf("the second sandbox made a repository after the first closed: %v", d)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		t.Errorf("a .git (%v, %d bytes) is left on the host", fi.Mode(), fi.Size())
 	}
 }
 

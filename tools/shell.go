@@ -9,11 +9,10 @@ import (
 	"github.com/guildhall/guildhall/tools/shell"
 )
 
-// shellCall runs command in the embedded shell interpreter (tools/shell)
-// in the workspace, through the run's sandbox: inside the sandbox's helper
-// when the policy confines, in this process when it is none. Either way
-// builtins such as echo, printf, cd and test cost no fork, a real program
-// costs one exec, and nothing the call started outlives it.
+// shellCall runs command with the host's `/bin/sh -c` (tools/shell) in
+// the workspace, through the run's sandbox: started by the sandbox's
+// helper when the policy confines, by this process when it is none.
+// Either way nothing the call started outlives it.
 func shellCall(ctx context.Context, env *Env, command string, timeout time.Duration) (procResult, error) {
 	if env.Sandbox == nil {
 		return procResult{}, errNoSandbox

@@ -47,7 +47,7 @@ func TestShellCommands(t *testing.T) {
 		{name: "quoted here-document", command: "cat <<'EOF'\n$HOME\nEOF", stdout: "$HOME\n"},
 		{name: "and or", command: "false && echo no || echo yes", stdout: "yes\n"},
 		{name: "loop", command: "for i in 1 2 3; do echo -n $i; done", stdout: "123"},
-		{name: "bash test", command: `[[ abc == a* ]] && echo match`, stdout: "match\n"},
+		{name: "test", command: `[ abc = abc ] && case abc in a*) echo match;; esac`, stdout: "match\n"},
 		{name: "stderr", command: "echo oops >&2", stderrHas: "oops"},
 		{name: "dev stderr", command: "echo via-dev >/dev/stderr", stderrHas: "via-dev"},
 		{name: "2>&1 external", command: "ls /nonexistent-guildhall-path 2>&1", stdoutHas: "nonexistent-guildhall-path", code: 2},
@@ -55,9 +55,9 @@ func TestShellCommands(t *testing.T) {
 		{name: "false", command: "false", code: 1},
 		{name: "external failure", command: "sh -c 'exit 5'", code: 5},
 		{name: "last status wins", command: "false; true", code: 0},
-		{name: "missing command", command: "no-such-command-xyz arg", stderrHas: "no-such-command-xyz: command not found", code: 127},
-		{name: "missing path", command: "./nope", stderrHas: "No such file", code: 127},
-		{name: "directory", command: "mkdir -p d && ./d", stderrHas: "Is a directory", code: 126},
+		{name: "missing command", command: "no-such-command-xyz arg", stderrHas: "no-such-command-xyz", code: 127},
+		{name: "missing path", command: "./nope", stderrHas: "./nope", code: 127},
+		{name: "directory", command: "mkdir -p d && ./d", stderrHas: "./d", code: 126},
 		{name: "syntax error", command: "echo 'unterminated", stderrHas: "syntax error", code: 2},
 		{name: "syntax error keyword", command: "if then fi", stderrHas: "syntax error", code: 2},
 		{name: "empty stdin", command: "cat", stdout: ""},
@@ -68,7 +68,6 @@ func TestShellCommands(t *testing.T) {
 		{name: "unset reaches programs", command: "unset KEEP_ME; sh -c 'echo ${KEEP_ME-gone}'", stdout: "gone\n"},
 		{name: "script without #!", command: `printf 'echo script $1\nexit 4\n' > s.sh && chmod +x s.sh && ./s.sh arg`, stdout: "script arg\n", code: 4},
 		{name: "errexit", command: "set -e; false; echo unreachable", code: 1},
-		{name: "pipefail", command: "set -o pipefail; false | true", code: 1},
 		{name: "no parameters", command: "echo $#", stdout: "0\n"},
 		{name: "dev stdout in a pipe", command: "echo piped >/dev/stdout | tr a-z A-Z", stdout: "PIPED\n"},
 		{name: "closed stdout", command: "ls >&-; echo after", stdout: "after\n"},
@@ -89,7 +88,8 @@ func TestShellCommands(t *testing.T) {
 			case res.Stdout != c.stdout:
 				t.Errorf("stdout %q, want %q", res.Stdout, c.stdout)
 			}
-			if c.stderrHas != "" && !strings.Contains(res.Stderr, c.stderrHas) {
+			// sh's own words differ between shells ("Syntax error" in dash).
+			if c.stderrHas != "" && !strings.Contains(strings.ToLower(res.Stderr), strings.ToLower(c.stderrHas)) {
 				t.Errorf("stderr %q lacks %q", res.Stderr, c.stderrHas)
 			}
 		})
@@ -130,7 +130,7 @@ func TestShellTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// Release the interpreter abandoned in open(2) on the FIFO.
+		// Release a shell left in open(2) on the FIFO, if any.
 		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 			f.Close()
 		}
@@ -144,9 +144,9 @@ func TestShellTimeouts(t *testing.T) {
 		{"external sleep", "echo before; sleep 30", 2 * time.Second},
 		{"pipeline", "echo before; sleep 30 | cat", 2 * time.Second},
 		{"wait on a background job", "echo before; sleep 30 & wait", 2 * time.Second},
-		// Opening a FIFO blocks the interpreter in a system call it cannot
-		// interrupt; the call gives up on it after pipeGrace.
-		{"blocked open", "echo before; echo x > fifo", pipeGrace + 2*time.Second},
+		// Opening a FIFO blocks the shell in a system call; SIGKILL
+		// ends it there.
+		{"blocked open", "echo before; echo x > fifo", 2 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,13 +188,14 @@ func TestShellLeavesNoProcess(t *testing.T) {
 	ws, _ := newWS(t, nil)
 	env := testEnv(ws)
 	cases := []struct{ name, command string }{
-		// $! is the interpreter's job name, so pgrep finds the real pid;
-		// the loop also makes sure the job has started before the script
-		// ends.
+		// pgrep finds the job's pid from the outside; the loop also makes
+		// sure the job has started before the script ends.
 		{"background job", "sleep 30.25 & until pgrep -x -f 'sleep 30.25' >/dev/null; do :; done; pgrep -x -f 'sleep 30.25'"},
 		{"background job in a subshell", "(sleep 30.5; echo late) & until pgrep -x -f 'sleep 30.5' >/dev/null; do :; done; pgrep -x -f 'sleep 30.5'"},
 		{"grandchild of a program", "sh -c 'sleep 30 & echo $!'"},
-		{"grandchild in a substitution", `echo "$(sh -c 'sleep 30 & echo $!')"`},
+		// A grandchild holding the substitution's pipe would keep sh
+		// waiting for it, as in any shell: this one lets go of it.
+		{"grandchild in a substitution", `echo "$(sh -c 'sleep 30 >/dev/null & echo $!')"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -221,7 +222,7 @@ func TestShellLeavesNoProcess(t *testing.T) {
 func TestShellSyntaxErrorIsAResult(t *testing.T) {
 	ws, _ := newWS(t, nil)
 	d := data(t, call(t, testEnv(ws), "run_shell", map[string]any{"command": "echo $("}))
-	if d["exitCode"] != float64(2) || !strings.Contains(d["stderr"].(string), "syntax error") {
+	if d["exitCode"] != float64(2) || !strings.Contains(strings.ToLower(d["stderr"].(string)), "syntax error") {
 		t.Errorf("%v", d)
 	}
 }

@@ -23,10 +23,6 @@ const (
 	streamMaxChars = 8192
 	// defaultTimeoutCeiling applies when the deployment sets none.
 	defaultTimeoutCeiling = 30 * time.Second
-	// pipeGrace bounds how long output is drained after the process group
-	// was killed, in case a process escaped the group with the pipes, and
-	// how long a timed-out shell interpreter may take to unwind.
-	pipeGrace = shell.PipeGrace
 )
 
 // procSpec is one subprocess to run.

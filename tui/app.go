@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"os"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
 
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
@@ -25,7 +27,15 @@ type Options struct {
 	Task     string
 	Continue string
 	LogLevel string
-	// MarkdownStyle is a glamour standard style ("dark" by default).
+	// Theme is the console's colours, ThemeDark (the default) or
+	// ThemeLight: DetectTheme resolves the operator's setting, "auto"
+	// included, before the console starts.
+	Theme string
+	// Profile, when set, is the colour depth to draw at (tests); else it
+	// is what Output's environment says.
+	Profile *termenv.Profile
+	// MarkdownStyle is a glamour standard style; by default the theme's
+	// ("dark" or "light").
 	MarkdownStyle string
 	// NoAnimation freezes the flow animation (golden tests).
 	NoAnimation bool
@@ -39,6 +49,10 @@ type Options struct {
 	Clipboard     string
 	ClipboardFile string
 	NoOSC52       bool
+	// TmuxClipboard, under tmux, reads tmux's set-clipboard option: a copy
+	// asks it first, since tmux drops OSC 52 unless it is "on". Run fills
+	// it when $TMUX is set.
+	TmuxClipboard func(context.Context) (string, error)
 	// Mouse starts with mouse capture on (clicks select, the wheel
 	// scrolls); off, the terminal selects text. M toggles it.
 	Mouse bool
@@ -65,6 +79,9 @@ type Options struct {
 	// Endpoint, when set, lets the console retry the model endpoint and
 	// change its settings for the session (endpoint.go).
 	Endpoint Endpoint
+	// Ephemeral says the workspace is removed when the console ends (the
+	// demo's temporary copy): nothing it runs can be resumed.
+	Ephemeral bool
 	// Attached says the session is remote (guildhall attach): another
 	// process runs the run, and quitting only detaches this terminal.
 	Attached bool
@@ -72,6 +89,10 @@ type Options struct {
 	// start: the console opens with the endpoint dialog, and Task waits
 	// until the endpoint answers.
 	EndpointProblem string
+	// Connect, when set, is the endpoint's start-up probe, run in the
+	// background once the console is on screen (connect.go): the footer
+	// says "connecting to …" and Task waits until it reports.
+	Connect func(context.Context) Connected
 	// Editor is the operator's editor command for ctrl+g ($VISUAL, else
 	// $EDITOR; Run fills it from the environment).
 	Editor string
@@ -123,6 +144,7 @@ type Model struct {
 	ctx  context.Context
 	ws   store.Workspace
 	md   *render.MarkdownRenderer
+	th   theme // the colours, chosen once at start (theme.go)
 	res  *render.LabelResolver
 	lay  layout
 
@@ -171,10 +193,15 @@ type Model struct {
 	revert     *revertState  // the open revert dialog (revert.go)
 	// flash is a notice from a key pressed in an overlay, shown inside it
 	// (the banner line is behind it); the next key clears it.
-	flash      string
-	mouse      bool
-	help       bool
-	helpScroll int
+	flash string
+	// noticeSeen and noticeTicks age the notice: it clears after a few
+	// health ticks (expireNotice), so "Answer sent." does not sit on the
+	// banner through later runs.
+	noticeSeen  string
+	noticeTicks int
+	mouse       bool
+	help        bool
+	helpScroll  int
 
 	history historyState
 	compose composeState
@@ -190,6 +217,8 @@ type Model struct {
 	endpoint        *endpointState
 	endpointProblem string
 	heldTask        *runner.Submission
+	// connecting is set while Options.Connect runs.
+	connecting bool
 	// notes is the open notes dialog; notesUnseen keeps the banner line
 	// that points to it until the operator opened it or pressed esc.
 	notes       *notesState
@@ -217,9 +246,10 @@ func New(s Session, opts Options) *Model {
 	if opts.Context == nil {
 		opts.Context = context.Background()
 	}
+	th := newTheme(opts.Theme == ThemeLight, colorProfile(opts))
 	m := &Model{
-		sess: s, opts: opts, ctx: opts.Context, ws: s.Workspace(),
-		md:        render.NewMarkdownRenderer(opts.MarkdownStyle),
+		sess: s, opts: opts, ctx: opts.Context, ws: s.Workspace(), th: th,
+		md:        render.NewMarkdownRenderer(cmp.Or(opts.MarkdownStyle, th.markdownStyle())),
 		res:       render.NewLabelResolver(opts.Labels, opts.Tier),
 		lay:       computeLayout(80, 24),
 		seqFollow: true,
@@ -232,6 +262,7 @@ func New(s Session, opts Options) *Model {
 	if opts.EndpointProblem != "" {
 		m.openEndpoint(opts.EndpointProblem)
 	}
+	m.connecting = opts.Connect != nil
 	m.compose.effort = opts.Effort
 	if m.compose.effort == "" {
 		m.compose.effort = "standard"
@@ -253,11 +284,14 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{waitEvents(m.sub), loadQuestions(m.sess), healthCmd(m.sess), healthTick(), loadHistory(m.ws), modelInfoCmd(m.sess)}
 	if m.opts.Task != "" {
 		sub := runner.Submission{Task: m.opts.Task, Effort: m.opts.Effort, LogLevel: m.opts.LogLevel, ContinuesFrom: m.opts.Continue}
-		if m.endpointProblem != "" {
+		if m.endpointProblem != "" || m.connecting {
 			m.heldTask = &sub // it starts once the endpoint answers
 		} else {
 			cmds = append(cmds, m.submit(sub))
 		}
+	}
+	if m.connecting {
+		cmds = append(cmds, connectCmd(m.ctx, m.opts.Connect))
 	}
 	if m.opts.Queue != nil {
 		cmds = append(cmds, m.queueRefreshCmd(), queueTick())

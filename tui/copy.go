@@ -1,20 +1,28 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 
 	osc52 "github.com/aymanbagabas/go-osc52/v2"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/guildhall/guildhall/render"
 )
 
 // Copying: y copies what has the focus (the result summary, the plan, a
 // message, a tool result, a transcript, a diff). The program writes OSC 52
 // to its own terminal on the operator's key only, which works over SSH and
-// through tmux (set-clipboard on); the text is base64 inside the sequence,
+// through tmux (set-clipboard on: under tmux the copy asks tmux first,
+// and when tmux would drop the sequence, says so and writes the file);
+// the text is base64 inside the sequence,
 // so nothing in it can act on the terminal. When OSC 52 cannot carry the
 // text (no terminal, a terminal known not to take it, a text over
 // osc52Max, a failed write, or the operator's choice), it is written to
@@ -34,46 +42,136 @@ const osc52Max = 256 << 10
 
 type copiedMsg struct{ note string }
 
-// copyText copies text, described by what, in a command.
+// copyText copies text, described by what, in a command: the text as the
+// operator sees it, through the terminal sanitizer (render.Sanitize), so a
+// sequence hidden in a tool's output (an OSC string, a bracketed-paste
+// end) never reaches the clipboard, and with it a shell the operator
+// pastes into.
 func (m *Model) copyText(what, text string) tea.Cmd {
+	return m.copyAs(what, render.Sanitize(text))
+}
+
+// copyRawText copies text as it was recorded, for the operator who asked
+// for it (Y), with C0 and C1 controls other than tab and newline removed
+// even so: the bodies of hidden sequences stay, as visible text, but no
+// byte of the copy can act on a terminal or end a bracketed paste.
+func (m *Model) copyRawText(what, text string) tea.Cmd {
+	return m.copyAs(what+", raw (as recorded, controls removed)", stripControls(text))
+}
+
+func (m *Model) copyAs(what, text string) tea.Cmd {
 	if text == "" {
 		m.flashNote("Nothing to copy: " + what + " is empty.")
 		return nil
 	}
-	out, mode, file, osc := m.opts.Output, m.opts.Clipboard, m.opts.ClipboardFile, !m.opts.NoOSC52
+	dst := copyTarget{out: m.opts.Output, mode: m.opts.Clipboard, file: m.opts.ClipboardFile, osc: !m.opts.NoOSC52, tmux: m.opts.TmuxClipboard}
+	ctx := m.ctx
 	return func() tea.Msg {
-		return copiedMsg{note: deliverCopy(out, mode, file, osc, what, text)}
+		return copiedMsg{note: deliverCopy(ctx, dst, what, text)}
 	}
 }
 
+// stripControls removes C0 controls other than tab and newline, DEL and
+// C1 controls; invalid UTF-8 bytes become U+FFFD, so a lone 8-bit CSI
+// cannot act either.
+func stripControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n':
+			return r
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// copyTarget is where a copy goes.
+type copyTarget struct {
+	out  io.Writer // the terminal, for OSC 52
+	mode string    // ClipboardOSC52, ClipboardFile or ClipboardBoth
+	file string    // the clipboard file, "" for none
+	osc  bool      // the terminal takes OSC 52
+	// tmux, under tmux, reads its set-clipboard option.
+	tmux func(context.Context) (string, error)
+}
+
+// tmuxBlocks says why tmux keeps an application's OSC 52 from the
+// clipboard, or "" when it does not (or is not there, or cannot say).
+// With set-clipboard external (tmux's default) or off, tmux drops the
+// sequences applications write.
+func tmuxBlocks(ctx context.Context, tmux func(context.Context) (string, error)) string {
+	if tmux == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := tmux(ctx)
+	if err != nil {
+		return ""
+	}
+	switch v = strings.TrimSpace(v); v {
+	case "external", "off":
+		return "tmux's set-clipboard is " + v + ": the copy cannot reach your clipboard; set -g set-clipboard on, see docs/ssh.md"
+	}
+	return ""
+}
+
 // deliverCopy does the copy and says what happened.
-func deliverCopy(out io.Writer, mode, file string, osc bool, what, text string) string {
+func deliverCopy(ctx context.Context, dst copyTarget, what, text string) string {
 	size := byteSize(len(text))
 	why := ""
 	switch {
-	case mode == ClipboardFile:
+	case dst.mode == ClipboardFile:
 		why = "as set"
-	case !osc:
+	case !dst.osc:
 		why = "this terminal does not take OSC 52"
 	case len(text) > osc52Max:
 		why = "it is too large for OSC 52"
 	default:
-		if _, err := osc52.New(text).WriteTo(out); err != nil {
+		if blocked := tmuxBlocks(ctx, dst.tmux); blocked != "" {
+			if dst.file == "" {
+				return fmt.Sprintf("Could not copy %s: %s; and there is no clipboard file.", what, blocked)
+			}
+			if err := writeClipboardFile(dst.file, text); err != nil {
+				return fmt.Sprintf("Could not copy %s: %s; and %v.", what, blocked, err)
+			}
+			return fmt.Sprintf("%s; copied %s (%s) to %s instead.", capitalizeFirst(blocked), what, size, dst.file)
+		}
+		if _, err := osc52.New(text).WriteTo(dst.out); err != nil {
 			why = "the terminal write failed"
-		} else if mode != ClipboardBoth {
+		} else if dst.mode != ClipboardBoth {
 			return fmt.Sprintf("Copied %s (%s) to the clipboard with OSC 52.", what, size)
 		}
 	}
-	if file == "" {
+	if dst.file == "" {
 		return fmt.Sprintf("Could not copy %s: %s, and there is no clipboard file.", what, why)
 	}
-	if err := writeClipboardFile(file, text); err != nil {
+	if err := writeClipboardFile(dst.file, text); err != nil {
 		return fmt.Sprintf("Could not copy %s: %s, and %v.", what, why, err)
 	}
 	if why == "" {
-		return fmt.Sprintf("Copied %s (%s) with OSC 52 and to %s.", what, size, file)
+		return fmt.Sprintf("Copied %s (%s) with OSC 52 and to %s.", what, size, dst.file)
 	}
-	return fmt.Sprintf("Saved %s (%s) to %s: %s.", what, size, file, why)
+	return fmt.Sprintf("Saved %s (%s) to %s: %s.", what, size, dst.file, why)
+}
+
+// capitalizeFirst starts s with a capital letter (ASCII).
+func capitalizeFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// tmuxClipboardOption asks the tmux server this process runs under for
+// its set-clipboard option ($TMUX names the server).
+func tmuxClipboardOption(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "tmux", "show-options", "-gv", "set-clipboard").Output()
+	if err != nil {
+		return "", fmt.Errorf("tmux show-options -gv set-clipboard: %w", err)
+	}
+	return string(out), nil
 }
 
 // writeClipboardFile replaces the clipboard file, readable by the

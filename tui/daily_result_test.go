@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -196,14 +197,14 @@ func TestDailyCopy(t *testing.T) {
 	mustContain(t, strings.Join(strings.Fields(ansi.Strip(m.View())), " "), "Saved the result summary", "clipboard.txt")
 
 	// Too large for OSC 52: the file, and the terminal gets nothing.
-	if got := deliverCopy(out, ClipboardOSC52, file, true, "a big text", strings.Repeat("x", osc52Max+1)); !strings.Contains(got, "too large for OSC 52") {
+	if got := deliverCopy(context.Background(), copyTarget{out: out, mode: ClipboardOSC52, file: file, osc: true}, "a big text", strings.Repeat("x", osc52Max+1)); !strings.Contains(got, "too large for OSC 52") {
 		t.Errorf("big copy: %q", got)
 	}
 	if out.Len() != 0 {
 		t.Error("a text over the OSC 52 limit was written to the terminal")
 	}
 	// No file and no OSC 52: say so, do not pretend.
-	if got := deliverCopy(out, ClipboardOSC52, "", false, "x", "y"); !strings.HasPrefix(got, "Could not copy") {
+	if got := deliverCopy(context.Background(), copyTarget{out: out, mode: ClipboardOSC52}, "x", "y"); !strings.HasPrefix(got, "Could not copy") {
 		t.Errorf("copy with nowhere to go: %q", got)
 	}
 }

@@ -286,7 +286,7 @@ func TestDailyLogScreen(t *testing.T) {
 		raw := m.View()
 		got := shot(t, m)
 		mustContain(t, got, fmt.Sprintf("“read_file”: 2 of %d", matches))
-		if !strings.Contains(raw, styleCurrentMatch.Render("read_file")) {
+		if !strings.Contains(raw, m.th.Render(toneCurrentMatch, "read_file")) {
 			t.Errorf("the current match is not marked")
 		}
 		return got
@@ -320,7 +320,7 @@ func TestDailyTranscriptSearch(t *testing.T) {
 		if !regexp.MustCompile(`“slug”: 2 of \d+`).MatchString(got) {
 			t.Errorf("no count of the matches:\n%s", got)
 		}
-		if !strings.Contains(raw, styleCurrentMatch.Render("slug")) && !strings.Contains(raw, styleCurrentMatch.Render("Slug")) {
+		if !strings.Contains(raw, m.th.Render(toneCurrentMatch, "slug")) && !strings.Contains(raw, m.th.Render(toneCurrentMatch, "Slug")) {
 			t.Errorf("the current match is not marked")
 		}
 		return got

@@ -37,7 +37,7 @@ func (m *Model) diffFiles() []runner.FileChange {
 
 // patchLines sanitizes a patch into styled lines: additions green,
 // removals red, hunk headers bold.
-func patchLines(patch string) []string {
+func patchLines(th theme, patch string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(patch, "\n"), "\n") {
 		l = render.SanitizeLine(strings.ReplaceAll(l, "\t", "    "))
@@ -47,9 +47,9 @@ func patchLines(patch string) []string {
 		case strings.HasPrefix(l, "@@"):
 			l = styleTitle.Render(l)
 		case strings.HasPrefix(l, "+"):
-			l = styleOK.Render(l)
+			l = th.Render(toneOK, l)
 		case strings.HasPrefix(l, "-"):
-			l = styleErr.Render(l)
+			l = th.Render(toneErr, l)
 		}
 		out = append(out, l)
 	}
@@ -79,7 +79,7 @@ func (m *Model) prepareDiff() {
 	if f.Patch == "" {
 		lines = append(lines, styleFaint.Render("No diff to show."))
 	} else {
-		lines = append(lines, patchLines(f.Patch)...)
+		lines = append(lines, patchLines(m.th, f.Patch)...)
 	}
 	d.lines, d.cacheFile = lines, d.file
 }

@@ -134,6 +134,8 @@ func (m *Model) applyEndpointMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.endpoint.checking = false
+		// New settings change the footer's model @ host, answered or not.
+		info := modelInfoCmd(m.sess)
 		if msg.err != nil {
 			if m.endpoint.form == nil {
 				m.endpoint.form = newSettingsForm(msg.settings)
@@ -142,11 +144,12 @@ func (m *Model) applyEndpointMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		if msg.problem == "" {
-			return m.endpointResolved("Now using " + settingsLine(msg.settings) + " for this session.")
+			return tea.Batch(info, m.endpointResolved("Now using "+settingsLine(msg.settings)+" for this session."))
 		}
 		m.endpoint.form = nil
 		m.endpoint.problem, m.endpointProblem = msg.problem, msg.problem
 		m.endpoint.scroll = 0
+		return info
 	}
 	return nil
 }
@@ -232,11 +235,11 @@ func (m *Model) endpointBox(w int) []string {
 		return m.settingsBox(w)
 	}
 	var body []string
-	for _, l := range strings.Split(render.Sanitize(e.problem), "\n") {
-		body = append(body, strings.Split(wrapPlain(l, inner), "\n")...)
-	}
+	// Wrapped with each line's indent kept, so a cause's continuation
+	// reads as part of it; never cut.
+	body = append(body, strings.Split(wrapIndented(render.Sanitize(e.problem), inner), "\n")...)
 	if m.heldTask != nil {
-		body = append(body, "", styleFaint.Render(clip("Your task waits and starts once the endpoint answers.", inner)))
+		body = append(body, "", styleFaint.Render("Your task waits and starts once the endpoint answers."))
 	}
 	foot := keyHint("r", "retry", "e", "edit settings", "esc", "close (E reopens)")
 	if e.checking {
@@ -263,7 +266,7 @@ func (m *Model) settingsBox(w int) []string {
 	if f.err != "" {
 		lines = append(lines, "")
 		for _, l := range strings.Split(wrapPlain(render.SanitizeLine(f.err), inner), "\n") {
-			lines = append(lines, styleErr.Render(l))
+			lines = append(lines, m.th.Render(toneErr, l))
 		}
 	}
 	foot := keyHint("tab", "next field", "enter", "apply and check", "esc", "back")
@@ -284,9 +287,23 @@ func (m *Model) sizeSettings() {
 	}
 }
 
+// idleMeters are the footer's figures before any run: the model and the
+// endpoint's host the next run will use (after e changes them, the new
+// ones).
+func (m *Model) idleMeters() []segment {
+	var segs []segment
+	if m.model.Name != "" {
+		segs = append(segs, segment{render.SanitizeLine(m.model.Name), 6})
+	}
+	if m.model.Host != "" {
+		segs = append(segs, segment{" @ " + render.SanitizeLine(m.model.Host), 5})
+	}
+	return segs
+}
+
 // notesBanner points to the start-up notes: with the setup line beside it
 // when there is one (both matter), else quoting the first note.
-func notesBanner(notes []string, setup string) string {
+func notesBanner(th theme, notes []string, setup string) string {
 	head := "ℹ 1 note from start-up (N shows it)"
 	if len(notes) > 1 {
 		head = fmt.Sprintf("ℹ %d notes from start-up (N shows them)", len(notes))
@@ -298,9 +315,9 @@ func notesBanner(notes []string, setup string) string {
 		if len(notes) == 1 {
 			short = "ℹ 1 note (N)"
 		}
-		return styleBanner.Render(short) + styleFaint.Render(" · "+render.SanitizeLine(setup))
+		return th.Render(toneBanner, short) + styleFaint.Render(" · "+render.SanitizeLine(setup))
 	}
-	return styleBanner.Render(head + ": " + render.SanitizeLine(notes[0]))
+	return th.Render(toneBanner, head+": "+render.SanitizeLine(notes[0]))
 }
 
 // notesState is the open notes dialog.
@@ -311,8 +328,7 @@ func (m *Model) notesBox(w int) []string {
 	var body []string
 	notes := m.allNotes()
 	for _, n := range notes {
-		wrapped := strings.Split(wrapPlain(render.SanitizeLine(n), inner-2), "\n")
-		for i, l := range wrapped {
+		for i, l := range noteLines(n, inner-2) {
 			if i == 0 {
 				body = append(body, "• "+l)
 			} else {
@@ -320,6 +336,74 @@ func (m *Model) notesBox(w int) []string {
 			}
 		}
 	}
-	lines := append(pager(body, m.notes.scroll, max(3, m.overlayBodyH()-2)), "", keyHint("esc", "close", "N", "shows them again"))
+	keys := []string{"esc", "close", "N", "shows them again"}
+	if len(noteURLs(notes)) > 0 {
+		keys = append(keys, "y", "copy the URL")
+	}
+	lines := append(pager(body, m.notes.scroll, max(3, m.overlayBodyH()-2)), "", keyHint(keys...))
 	return boxed(notesTitle(len(m.opts.Notes), len(notes)), lines, w)
+}
+
+// noteLines wraps one note to width. A URL (the browser console's, with
+// its token) is never wrapped, since a terminal selection across the box's
+// border would copy the border with it: it gets a line of its own, cut
+// with "…" when it is wider than the box (y copies it whole).
+func noteLines(note string, width int) []string {
+	var out, words []string
+	flush := func() {
+		if len(words) > 0 {
+			out = append(out, strings.Split(wrapPlain(strings.Join(words, " "), width), "\n")...)
+			words = nil
+		}
+	}
+	for _, w := range strings.Fields(render.SanitizeLine(note)) {
+		if !isURL(w) {
+			words = append(words, w)
+			continue
+		}
+		flush()
+		out = append(out, clip(w, width))
+	}
+	flush()
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+// noteURLs are the URLs the notes quote, in order, each once.
+func noteURLs(notes []string) []string {
+	var urls []string
+	seen := map[string]bool{}
+	for _, n := range notes {
+		for _, w := range strings.Fields(render.SanitizeLine(n)) {
+			if isURL(w) && !seen[w] {
+				seen[w] = true
+				urls = append(urls, w)
+			}
+		}
+	}
+	return urls
+}
+
+func isURL(w string) bool {
+	return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://")
+}
+
+// keyNotes handles keys while the notes dialog is open: y copies the
+// URLs the notes quote, else it pages.
+func (m *Model) keyNotes(key string) tea.Cmd {
+	if key == "y" {
+		urls := noteURLs(m.allNotes())
+		if len(urls) == 0 {
+			m.flashNote("No URL in the notes to copy.")
+			return nil
+		}
+		what := "the URL"
+		if len(urls) > 1 {
+			what = "the notes' URLs"
+		}
+		return m.copyText(what, strings.Join(urls, "\n"))
+	}
+	return m.keyPager(key, &m.notes.scroll, func() { m.notes = nil }, "N")
 }

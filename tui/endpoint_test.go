@@ -15,6 +15,7 @@ import (
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/provider"
 )
 
 // submitSession is a fake session that records submissions.
@@ -247,5 +248,70 @@ func TestEndpointAndNotesDialogsFitSmallTerminals(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// endpointSession is a session whose model info follows the settings the
+// endpoint dialog applied, as runner.Session's does after Reconfigure.
+type endpointSession struct {
+	*submitSession
+	ep *fakeEndpoint
+}
+
+func (s *endpointSession) ModelInfo() runner.ModelInfo {
+	_, applied := s.ep.calls()
+	host := "127.0.0.1:9"
+	if len(applied) > 0 {
+		host = strings.TrimSuffix(strings.TrimPrefix(applied[len(applied)-1].BaseURL, "http://"), "/v1")
+	}
+	return runner.ModelInfo{Name: "qwen", Provider: "openai", Host: host}
+}
+
+// TestEndpointSettingsShowInTheFooter: after e applies a new base URL, the
+// footer's model @ host names the new host, not the one the console
+// opened with.
+func TestEndpointSettingsShowInTheFooter(t *testing.T) {
+	ep := &fakeEndpoint{settings: EndpointSettings{Provider: "openai", BaseURL: "http://127.0.0.1:9/v1"}}
+	sess := &endpointSession{submitSession: &submitSession{fakeSession: newFakeSession(t, nil)}, ep: ep}
+	m := New(sess, Options{Labels: seedLabels(t), NoAnimation: true, MarkdownStyle: "notty", Output: io.Discard,
+		Endpoint: ep, EndpointProblem: closedPortProblem})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	// The footer shows beneath the dialog.
+	waitScreen(t, tm, "The model endpoint did not answer", "qwen @ 127.0.0.1:9")
+	tm.Send(keyMsg("e"))
+	waitScreen(t, tm, "Model endpoint settings")
+	tm.Send(keyMsg("tab"))
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlU})
+	tm.Type("http://10.1.2.3:8081/v1")
+	tm.Send(keyMsg("enter"))
+	waitScreen(t, tm, "Now using openai at http://10.1.2.3:8081/v1", "qwen @ 10.1.2.3:8081")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// TestEndpointDialogWrapsAndTheTaskWaits: at 80x24 the real setup message
+// of a silent endpoint is wrapped, never cut with "…", each cause's
+// continuation indented under it; closed, the screen says the task
+// waits, not "No run yet.".
+func TestEndpointDialogWrapsAndTheTaskWaits(t *testing.T) {
+	u := &provider.Unanswered{
+		Probe:    &provider.Error{Category: provider.CategoryTimeout},
+		Endpoint: provider.Endpoint{Provider: "openai", BaseURL: "http://127.0.0.1:9999/v1", CallURL: "http://127.0.0.1:9999/v1/models"},
+	}
+	fs := newFakeSession(t, nil)
+	m := New(fs, Options{Labels: seedLabels(t), NoAnimation: true, MarkdownStyle: "notty",
+		Task: "Fix the failing test in the slug package", EndpointProblem: u.Explain(), Endpoint: &fakeEndpoint{}})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Init()
+	got := ansi.Strip(m.View())
+	mustContain(t, got, "(`--jinja` is needed for tool calls),", "  then --base-url http://127.0.0.1:8080/v1")
+	if strings.Contains(got, "…") {
+		t.Errorf("the dialog cuts a line:\n%s", got)
+	}
+	press(m, keys("esc")...)
+	got = strings.Join(strings.Fields(ansi.Strip(m.View())), " ")
+	mustContain(t, got, "Your task waits for the model endpoint and starts once it answers.")
+	if strings.Contains(got, "No run yet.") {
+		t.Errorf("the screen says no run while a task waits:\n%s", got)
 	}
 }

@@ -492,7 +492,7 @@ func typeBar(slots []render.TypeSlot, res *render.LabelResolver, width int) []st
 
 // renderFlow draws the flow view. phase drives the marching ants and the
 // active node's pulse; it changes only while something animates.
-func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string, phase, width, height int) []string {
+func renderFlow(th theme, v *runView, res *render.LabelResolver, fl flowLayout, sel string, phase, width, height int) []string {
 	if v == nil || len(v.model.Operations) == 0 {
 		return []string{styleFaint.Render("Nothing to show yet.")}
 	}
@@ -523,7 +523,7 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 			for c, w := range lane.widths {
 				ci := lane.grid[r][c]
 				if c > 0 {
-					b.WriteString(flowEdge(fl, lane, ci, lane.gaps[r][c], phase))
+					b.WriteString(flowEdge(th, fl, lane, ci, lane.gaps[r][c], phase))
 				}
 				if ci < 0 {
 					b.WriteString(strings.Repeat(" ", w))
@@ -536,7 +536,7 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 					text = styleSelected.Render(text)
 				case cell.key == activeKey:
 					if phase%2 == 0 {
-						text = styleActive.Render(text)
+						text = th.Render(toneActive, text)
 					} else {
 						text = styleTitle.Render(text)
 					}
@@ -554,10 +554,10 @@ func renderFlow(v *runView, res *render.LabelResolver, fl flowLayout, sel string
 
 // flowEdge is the 4-cell connector before a column: into the node ci (or
 // -1) on that row, of the given kind.
-func flowEdge(fl flowLayout, lane flowLane, ci, gap, phase int) string {
+func flowEdge(th theme, fl flowLayout, lane flowLane, ci, gap, phase int) string {
 	if ci >= 0 && fl.cells[ci].key == lane.animKey && lane.animKey != "" && (gap == gapStraight || gap == gapTee) {
 		ants := [...]string{"━╍", "╍━"}
-		return " " + styleActive.Render(ants[phase%2]+"▶")
+		return " " + th.Render(toneActive, ants[phase%2]+"▶")
 	}
 	switch gap {
 	case gapStraight:

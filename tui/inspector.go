@@ -34,6 +34,9 @@ func (m *Model) inspectorBox(w int) []string {
 			lines = append(lines, kv("About", d))
 		}
 		lines = append(lines, kv("Invocations", fmt.Sprint(p.Invocations)))
+		if p.Model != "" {
+			lines = append(lines, kv("Model", p.Model))
+		}
 		if p.Turns > 0 {
 			lines = append(lines, kv("Model turns", fmt.Sprint(p.Turns)))
 		}
@@ -88,6 +91,7 @@ func (m *Model) inspectorBox(w int) []string {
 			keys = append(keys, "J", mode)
 		}
 	}
+	keys = append(keys, "Y", "copy raw")
 	body = append(body, hints(inner, keys...))
 	return boxed(title, body, w)
 }
@@ -136,11 +140,17 @@ func annotationText(a render.Annotation) string {
 
 func metricsLine(mt render.Metrics) string {
 	s := compactTokens(mt.Tokens) + " tokens"
-	if mt.CachedPromptTokens > 0 {
+	if mt.CachedPromptTokens > 0 || mt.CacheReported {
 		s += " · " + compactTokens(mt.CachedPromptTokens) + " cached"
+	}
+	if mt.CacheReported {
+		s += " · " + compactTokens(mt.EvaluatedPromptTokens) + " evaluated"
 	}
 	if mt.ElapsedSeconds > 0 {
 		s += fmt.Sprintf(" · %.1fs", mt.ElapsedSeconds)
+	}
+	if mt.TokensPerSecond > 0 {
+		s += " · " + tokensPerSecond(mt.TokensPerSecond) + " (latest reply)"
 	}
 	return s
 }

@@ -20,7 +20,8 @@ func keyHelp() [][2]string {
 		{"5 / e", "Log: every event of the run, searchable"},
 		{"?", "this help"},
 		{"esc", "close the overlay on top"},
-		{"y", "copy what has the focus (OSC 52; see Copying)"},
+		{"y", "copy what has the focus, as shown (OSC 52; see Copying)"},
+		{"Y", "Watch, inspector: copy it raw (as recorded, controls removed)"},
 		{"M", "mouse capture on / off (off: the terminal selects text)"},
 		{"q / ctrl+c", "quit (asks first while a run is live)"},
 		{"E", "model endpoint: why it did not answer, or its settings"},
@@ -148,6 +149,15 @@ func controlNotice(what string) string {
 	return what + " done."
 }
 
+// controlNoticeWhileAsked is an interrupt's notice while a question is
+// open: the run's next safe point comes after the answer.
+func controlNoticeWhileAsked(what string) string {
+	if what == "plan_modification" {
+		return "Plan change sent: it applies after your answer."
+	}
+	return "Inquiry sent: the run takes it after your answer."
+}
+
 // handleKey routes a key to the overlay on top, else to the screen.
 // Typed characters that arrive together (a fast typist, tmux send-keys)
 // come as one message: each is handled in turn, so a "/" that opens a
@@ -189,7 +199,7 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	case m.endpoint != nil:
 		return m.keyEndpoint(k)
 	case m.notes != nil:
-		return m.keyPager(key, &m.notes.scroll, func() { m.notes = nil }, "N")
+		return m.keyNotes(key)
 	case m.queue.answer != nil:
 		return m.keyQueueAnswer(k)
 	case m.queue.edit != nil:
@@ -262,7 +272,11 @@ func (m *Model) toggleMouse() tea.Cmd {
 func (m *Model) askQuit() tea.Cmd {
 	// An attached console only lets go of the run: nothing to confirm.
 	if m.runLive() && !m.opts.Attached {
-		m.confirm = &confirmState{action: "quit", prompt: "A run is live. Quit? It stops at its next safe point and can be resumed later."}
+		prompt := "A run is live. Quit? It stops at its next safe point and can be resumed later."
+		if m.opts.Ephemeral {
+			prompt = "A run is live. Quit? The run stops and its temporary workspace is removed, so it cannot be resumed."
+		}
+		m.confirm = &confirmState{action: "quit", prompt: prompt}
 		return nil
 	}
 	return m.quit()

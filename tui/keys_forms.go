@@ -123,7 +123,10 @@ func (m *Model) keyInterrupt(k tea.KeyMsg) tea.Cmd {
 		}
 		id, kind := m.live.id, st.kind
 		m.interrupt = nil
-		return controlCmd(kind, func() error { return m.sess.Interrupt(id, kind, msg) })
+		sess := m.sess
+		return func() tea.Msg {
+			return controlDoneMsg{what: kind, runID: id, message: msg, err: sess.Interrupt(id, kind, msg)}
+		}
 	}
 	st.editor.HandleKey(k)
 	return nil

@@ -74,7 +74,9 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 		m.plan = &planState{}
 		return loadPlan(m.ws, v.id)
 	case "y":
-		return m.copyFocused()
+		return m.copyFocused(false)
+	case "Y":
+		return m.copyFocused(true)
 	case "r":
 		if v != nil && v.card != nil {
 			return m.openResult()
@@ -130,8 +132,13 @@ func (m *Model) cannotControl(what string) string {
 }
 
 // copyFocused copies what the Watch selection is on: the sequence
-// message or the flow node's latest call, else the streaming reply.
-func (m *Model) copyFocused() tea.Cmd {
+// message or the flow node's latest call, else the streaming reply; as
+// shown, or raw (Y).
+func (m *Model) copyFocused(raw bool) tea.Cmd {
+	cp := m.copyText
+	if raw {
+		cp = m.copyRawText
+	}
 	v := m.view
 	if v == nil || v.id == "" {
 		m.notice = "Nothing to copy yet."
@@ -147,13 +154,13 @@ func (m *Model) copyFocused() tea.Cmd {
 		}
 	}
 	if idx >= 0 {
-		return m.copyText("the selected message", m.opCopy(v, idx, false))
+		return cp("the selected message", m.opCopy(v, idx, false))
 	}
 	if v == m.live && len(v.stream.raw) > 0 {
-		return m.copyText("the streaming reply", string(v.stream.raw))
+		return cp("the streaming reply", string(v.stream.raw))
 	}
 	if v.card != nil {
-		return m.copyText("the result summary", resultSummary(v))
+		return cp("the result summary", resultSummary(v))
 	}
 	m.notice = "Select a node or a message first (↑↓), then y copies it."
 	return nil
@@ -264,6 +271,8 @@ func (m *Model) keyInspector(key string) tea.Cmd {
 		return nil
 	case "y":
 		return m.copyText("these details", m.opCopy(m.view, m.inspectedOp(), m.inspector.json))
+	case "Y":
+		return m.copyRawText("these details", m.opCopy(m.view, m.inspectedOp(), m.inspector.json))
 	case "up", "k", "down", "j":
 		// Move the selection underneath and follow it.
 		m.inspector = nil

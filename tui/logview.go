@@ -42,6 +42,12 @@ func headless(t event.Type) bool {
 
 // addLog takes in one persisted event.
 func (v *runView) addLog(e event.Event) {
+	if e.Type == event.RunResumed {
+		// The restart boundary, between the commands before a crash and
+		// after it, as guildhall show's thread marks it.
+		v.log = append(v.log, logLine{at: e.Timestamp, text: "── Run resumed from its checkpoint ──"})
+		return
+	}
 	if !headless(e.Type) {
 		return
 	}
@@ -181,7 +187,7 @@ func (m *Model) logView(w, h int) []string {
 		if hasCur && cur.item == i {
 			nth = cur.nth
 		}
-		text = highlightLines([]string{text}, l.find.query, nth, 0)[0]
+		text = highlightLines(m.th, []string{text}, l.find.query, nth, 0)[0]
 		text = ansi.Truncate(text, w, "…")
 		if i == l.sel {
 			text = styleSelected.Render(fit(ansi.Strip(text), w))

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,13 +28,20 @@ type usage struct {
 
 	prompt, completion, cached int
 	lastReply                  float64 // seconds the latest model call took
+	// byModel is the same counts per named model the calls went to (a
+	// model per role), for their prices; the model block's are under "".
+	byModel map[string]*tokenCounts
 }
+
+// tokenCounts are one model's prompt, cached and completion tokens.
+type tokenCounts struct{ prompt, completion, cached int }
 
 // callUsage is the part of an llm_call payload the meters read.
 type callUsage struct {
 	RoleID    string      `json:"roleId"`
 	Usage     event.Usage `json:"usage"`
 	Model     string      `json:"model"`
+	ModelRef  string      `json:"modelRef"`
 	ElapsedMs int64       `json:"elapsedMs"`
 }
 
@@ -54,6 +62,58 @@ func (u *usage) addCall(p callUsage) {
 	u.completion += p.Usage.CompletionTokens
 	u.cached += p.Usage.CachedPromptTokens
 	u.lastReply = float64(p.ElapsedMs) / 1000
+	if u.byModel == nil {
+		u.byModel = map[string]*tokenCounts{}
+	}
+	c := u.byModel[p.ModelRef]
+	if c == nil {
+		c = &tokenCounts{}
+		u.byModel[p.ModelRef] = c
+	}
+	c.prompt += p.Usage.PromptTokens
+	c.completion += p.Usage.CompletionTokens
+	c.cached += p.Usage.CachedPromptTokens
+}
+
+// costOf prices the run's tokens, each model's at its own price (the
+// model block's p, a named model's from named), and says the currency.
+// false when a model that did work has no price, or the prices are in
+// different currencies: the figure would leave tokens out or add unlike
+// amounts.
+func (u usage) costOf(p *runner.ModelPrice, named map[string]*runner.ModelPrice) (float64, string, bool) {
+	if len(u.byModel) == 0 || len(u.byModel) == 1 && u.byModel[""] != nil {
+		c, ok := u.cost(p)
+		if !ok {
+			return 0, "", false
+		}
+		return c, p.Currency, true
+	}
+	total, currency := 0.0, ""
+	first := true
+	for ref, c := range u.byModel {
+		price := p
+		if ref != "" {
+			price = named[ref]
+		}
+		v, ok := usage{prompt: c.prompt, completion: c.completion, cached: c.cached}.cost(price)
+		if !ok {
+			return 0, "", false
+		}
+		cur := cmp.Or(price.Currency, "USD")
+		if !first && cur != currency {
+			return 0, "", false
+		}
+		total, currency, first = total+v, cur, false
+	}
+	return total, currency, true
+}
+
+// tokensPerSecond writes a reply's speed: "38 tok/s", "4.2 tok/s".
+func tokensPerSecond(v float64) string {
+	if v < 10 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " tok/s"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " tok/s"
 }
 
 // cost prices the run's tokens, or reports false without prices.
@@ -86,7 +146,7 @@ func formatCost(c float64, currency string) string {
 // contextMeter is the active role's context use as a bar: "context
 // ▰▰▰▱▱▱▱▱ 12.3k of 32.8k". It is empty before the role's first reply or
 // without a window.
-func contextMeter(used, window, cells int) string {
+func contextMeter(th theme, used, window, cells int) string {
 	if used <= 0 || window <= 0 {
 		return ""
 	}
@@ -96,14 +156,14 @@ func contextMeter(used, window, cells int) string {
 		n = 1
 	}
 	bar := strings.Repeat("▰", n) + strings.Repeat("▱", cells-n)
-	st := styleOK
+	st := toneOK
 	switch {
 	case frac >= 0.9:
-		st = styleErr
+		st = toneErr
 	case frac >= 0.7:
-		st = styleActive
+		st = toneActive
 	}
-	return "context " + st.Render(bar) + fmt.Sprintf(" %s of %s", compactTokens(used), compactTokens(window))
+	return "context " + th.Render(st, bar) + fmt.Sprintf(" %s of %s", compactTokens(used), compactTokens(window))
 }
 
 // window is the context window the view's run works in: the session's
@@ -135,7 +195,7 @@ func (m *Model) paneHeader(v *runView, w int) string {
 	left := "── " + label + " "
 	meter := ""
 	if v != nil && role != "" {
-		meter = contextMeter(v.use.context[role], m.window(v), 10)
+		meter = contextMeter(m.th, v.use.context[role], m.window(v), 10)
 		if meter != "" {
 			meter = "· " + meter + " "
 		}
@@ -174,14 +234,24 @@ func (m *Model) footerMeters(v *runView) []segment {
 	t := v.model.Totals
 	tok := compactTokens(t.Tokens) + " tokens"
 	segs = append(segs, segment{sep() + tok, 8})
-	if t.CachedPromptTokens > 0 {
+	switch {
+	case t.CacheReported:
+		// What the server took from its prompt cache, against what it
+		// computed afresh: where the endpoint reports the split.
+		segs = append(segs, segment{" (prompt " + compactTokens(t.CachedPromptTokens) + " cached, " + compactTokens(t.EvaluatedPromptTokens) + " evaluated)", 2})
+	case t.CachedPromptTokens > 0:
 		segs = append(segs, segment{" (" + compactTokens(t.CachedPromptTokens) + " cached)", 2})
 	}
-	if c, ok := v.use.cost(m.model.Price); ok {
-		segs = append(segs, segment{" · " + formatCost(c, m.model.Price.Currency), 7})
+	if c, cur, ok := v.use.costOf(m.model.Price, m.model.Prices); ok {
+		segs = append(segs, segment{" · " + formatCost(c, cur), 7})
 	}
-	if v.use.lastReply > 0 {
-		segs = append(segs, segment{fmt.Sprintf(" · last reply %.1fs", v.use.lastReply), 3})
+	// A reply faster than a millisecond still has a speed to show.
+	if v.use.lastReply > 0 || t.LatestTokensPerSecond > 0 {
+		s := fmt.Sprintf(" · last reply %.1fs", v.use.lastReply)
+		if tps := t.LatestTokensPerSecond; tps > 0 {
+			s += ", " + tokensPerSecond(tps)
+		}
+		segs = append(segs, segment{s, 3})
 	}
 	if f := t.ProviderFailures; f > 0 {
 		segs = append(segs, segment{fmt.Sprintf(" · %d provider failures", f), 6})

@@ -368,18 +368,18 @@ func (m *Model) keyQueueEdit(k tea.KeyMsg) tea.Cmd {
 }
 
 // queueStatusGlyph marks an item's status.
-func queueStatusGlyph(s string) string {
+func queueStatusGlyph(th theme, s string) string {
 	switch s {
 	case store.QueueWaiting:
 		return "…"
 	case store.QueueActive:
-		return styleActive.Render("●")
+		return th.Render(toneActive, "●")
 	case store.QueueNeedsInput:
-		return styleActive.Render("❓")
+		return th.Render(toneActive, "❓")
 	case store.QueueDone:
-		return styleOK.Render("✓")
+		return th.Render(toneOK, "✓")
 	case store.QueueError:
-		return styleErr.Render("✗")
+		return th.Render(toneErr, "✗")
 	}
 	return "■"
 }
@@ -402,7 +402,7 @@ func (m *Model) queueView(w, h int) []string {
 	}
 	out := []string{styleFaint.Render(fit(head+"TASK", w))}
 	if qs.err != nil {
-		out = append(out, styleErr.Render(fit("  The queue could not be re-read: "+render.SanitizeLine(qs.err.Error()), w)))
+		out = append(out, m.th.Render(toneErr, fit("  The queue could not be re-read: "+render.SanitizeLine(qs.err.Error()), w)))
 	}
 	details := m.queueDetails(w - 2)
 	listH := min(len(qs.items), max(3, (h-len(out))/2))
@@ -418,7 +418,7 @@ func (m *Model) queueView(w, h int) []string {
 		if i < start || i >= start+listH {
 			continue
 		}
-		status := queueStatusGlyph(it.Status) + " " + render.SanitizeLine(strings.ReplaceAll(it.Status, "_", " "))
+		status := queueStatusGlyph(m.th, it.Status) + " " + render.SanitizeLine(strings.ReplaceAll(it.Status, "_", " "))
 		if it.Status == store.QueueWaiting {
 			status += fmt.Sprintf(" #%d", pos)
 		}

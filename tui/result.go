@@ -94,16 +94,16 @@ func (m *Model) resultBox(w int) []string {
 func (m *Model) resultLines(inner int) []string {
 	v := m.view
 	p := v.card
-	lines := []string{styleTitle.Render("Status: ") + statusGlyph(p.Status) + " " + render.SanitizeLine(p.Status)}
+	lines := []string{styleTitle.Render("Status: ") + statusGlyph(m.th, p.Status) + " " + render.SanitizeLine(p.Status)}
 	summary := resultSummary(v)
 	ei := resultError(v)
 	if f := framing(p.Status); f != "" {
-		lines = append(lines, "", styleErr.Render(f))
+		lines = append(lines, "", m.th.Render(toneErr, f))
 	}
 	if p.NoAction {
 		lines = append(lines, "")
 		for _, l := range strings.Split(wrapPlain(render.NoActionText, inner), "\n") {
-			lines = append(lines, styleErr.Render(l))
+			lines = append(lines, m.th.Render(toneErr, l))
 		}
 	}
 	if summary != "" {
@@ -193,7 +193,7 @@ func (m *Model) changeLines(inner int) []string {
 			out = append(out, styleFaint.Render(fmt.Sprintf("  … %d more · w shows them all", n-i)))
 			break
 		}
-		out = append(out, "  "+fileLine(f, inner-2))
+		out = append(out, "  "+fileLine(m.th, f, inner-2))
 	}
 	if m.live != m.view || m.live.live() {
 		out = append(out, styleFaint.Render("  As the files are now: later work may have changed them too."))
@@ -217,14 +217,14 @@ func shortHash(h string) string {
 
 // fileLine is one changed file: a status letter, its path (cut at the
 // front, where paths share least) and its line counts, which show whole.
-func fileLine(f runner.FileChange, width int) string {
+func fileLine(th theme, f runner.FileChange, width int) string {
 	letter := map[string]string{"modified": "M", "added": "A", "deleted": "D", "written": "W", "binary": "B", "too large": "L"}[f.Status]
 	if letter == "" {
 		letter = "?"
 	}
 	counts := ""
 	if f.Added+f.Removed > 0 {
-		counts = fmt.Sprintf("  %s %s", styleOK.Render(fmt.Sprintf("+%d", f.Added)), styleErr.Render(fmt.Sprintf("−%d", f.Removed)))
+		counts = fmt.Sprintf("  %s %s", th.Render(toneOK, fmt.Sprintf("+%d", f.Added)), th.Render(toneErr, fmt.Sprintf("−%d", f.Removed)))
 	}
 	room := width - 2 - ansi.StringWidth(counts)
 	path := render.SanitizeLine(f.Path)

@@ -134,19 +134,19 @@ func (m *Model) revertBox(w int) []string {
 	var lines, keys []string
 	switch {
 	case st.err != nil && st.result == nil:
-		lines = wrapStyled(styleErr.Render(render.SanitizeLine(st.err.Error())), inner)
+		lines = wrapStyled(m.th.Render(toneErr, render.SanitizeLine(st.err.Error())), inner)
 		keys = []string{"esc", "close"}
 	case st.plan == nil:
 		lines = []string{styleFaint.Render("Reading what the run changed…")}
 		keys = []string{"esc", "cancel"}
 	case st.result != nil:
-		lines = revertResultLines(st.runID, *st.result, st.err, inner)
+		lines = revertResultLines(m.th, st.runID, *st.result, st.err, inner)
 		keys = []string{"esc", "close"}
 	case st.force:
 		lines = m.revertForceLines(inner)
 		keys = []string{"y", "discard and revert", "n", "back", "esc", "cancel"}
 	default:
-		lines = revertPlanLines(st.plan, inner)
+		lines = revertPlanLines(m.th, st.plan, inner)
 		n := len(st.plan.Revertable(false))
 		if n > 0 {
 			keys = append(keys, "y", fmt.Sprintf("revert %d file%s", n, plural(n)))
@@ -173,7 +173,7 @@ func (m *Model) revertBox(w int) []string {
 
 // revertPlanLines shows a plan: what happens to each file, and what is
 // left alone and why.
-func revertPlanLines(p *runner.RevertPlan, inner int) []string {
+func revertPlanLines(th theme, p *runner.RevertPlan, inner int) []string {
 	var do, none, later, refused []runner.RevertFile
 	for _, f := range p.Files {
 		switch {
@@ -195,10 +195,10 @@ func revertPlanLines(p *runner.RevertPlan, inner int) []string {
 		}
 	}
 	if len(later) > 0 {
-		out = append(out, "", styleErr.Render("Changed after the run ended: not reverted unless you press f"))
+		out = append(out, "", th.Render(toneErr, "Changed after the run ended: not reverted unless you press f"))
 		for _, f := range later {
 			out = append(out, "  "+revertFileLine(f))
-			out = append(out, laterLines(f)...)
+			out = append(out, laterLines(th, f)...)
 		}
 	}
 	if len(none) > 0 {
@@ -239,12 +239,12 @@ func revertFileLine(f runner.RevertFile) string {
 }
 
 // laterLines is a later change, as a diff from how the run left the file.
-func laterLines(f runner.RevertFile) []string {
+func laterLines(th theme, f runner.RevertFile) []string {
 	if f.LaterDiff == "" {
 		return []string{styleFaint.Render("    (" + render.SanitizeLine(f.LaterNote) + ")")}
 	}
 	var out []string
-	for _, l := range patchLines(f.LaterDiff) {
+	for _, l := range patchLines(th, f.LaterDiff) {
 		out = append(out, "    "+l)
 	}
 	return out
@@ -258,28 +258,28 @@ func (m *Model) revertForceLines(inner int) []string {
 	for i, f := range later {
 		names[i] = render.SanitizeLine(f.Path)
 	}
-	out := wrapStyled(styleErr.Render(strings.Join(names, ", ")+" changed after the run ended. Reverting discards that change too:"), inner)
+	out := wrapStyled(m.th.Render(toneErr, strings.Join(names, ", ")+" changed after the run ended. Reverting discards that change too:"), inner)
 	for _, f := range later {
 		out = append(out, "  "+render.SanitizeLine(f.Path))
-		out = append(out, laterLines(f)...)
+		out = append(out, laterLines(m.th, f)...)
 	}
 	n := len(m.revert.plan.Revertable(true))
 	return append(out, "", fmt.Sprintf("Discard it and revert %d file%s?", n, plural(n)))
 }
 
-func revertResultLines(runID string, res runner.RevertResult, err error, inner int) []string {
+func revertResultLines(th theme, runID string, res runner.RevertResult, err error, inner int) []string {
 	var out []string
 	if len(res.Restored) > 0 {
-		out = append(out, styleOK.Render("Restored ")+render.SanitizeLine(strings.Join(res.Restored, ", ")))
+		out = append(out, th.Render(toneOK, "Restored ")+render.SanitizeLine(strings.Join(res.Restored, ", ")))
 	}
 	if len(res.Deleted) > 0 {
-		out = append(out, styleOK.Render("Deleted ")+render.SanitizeLine(strings.Join(res.Deleted, ", ")))
+		out = append(out, th.Render(toneOK, "Deleted ")+render.SanitizeLine(strings.Join(res.Deleted, ", ")))
 	}
 	for _, f := range res.Skipped {
-		out = append(out, wrapStyled(styleErr.Render("Not reverted ")+render.SanitizeLine(f.Path)+": "+render.SanitizeLine(f.Refused), inner)...)
+		out = append(out, wrapStyled(th.Render(toneErr, "Not reverted ")+render.SanitizeLine(f.Path)+": "+render.SanitizeLine(f.Refused), inner)...)
 	}
 	if err != nil {
-		out = append(out, wrapStyled(styleErr.Render(render.SanitizeLine(err.Error())), inner)...)
+		out = append(out, wrapStyled(th.Render(toneErr, render.SanitizeLine(err.Error())), inner)...)
 	}
 	if len(out) == 0 {
 		out = []string{styleFaint.Render("Nothing was reverted.")}

@@ -44,6 +44,9 @@ func Run(ctx context.Context, s Session, opts Options, ro RunOptions) (err error
 	if f, ok := ro.Output.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) || noOSC52Term(os.Getenv("TERM")) {
 		opts.NoOSC52 = true
 	}
+	if opts.TmuxClipboard == nil && os.Getenv("TMUX") != "" {
+		opts.TmuxClipboard = tmuxClipboardOption
+	}
 	if f, ok := ro.Output.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 		opts.Alerts = Alerts{}
 	}

@@ -28,6 +28,6 @@ func notesTitle(startup, all int) string {
 }
 
 // runNoteBanner points to a run's note, quoting it.
-func runNoteBanner(note string) string {
-	return styleBanner.Render("ℹ note (N): " + render.SanitizeLine(note))
+func runNoteBanner(th theme, note string) string {
+	return th.Render(toneBanner, "ℹ note (N): "+render.SanitizeLine(note))
 }

@@ -171,6 +171,22 @@ type inquiry struct {
 	answer   string
 	answered bool
 	dropped  string
+	// sent marks an inquiry this console sent whose event has not come
+	// yet: the run takes it at its next safe point, and a question that
+	// is open holds that point off.
+	sent bool
+}
+
+// addInquiry adds an inquiry the log reports, taking over the one this
+// console sent with the same kind and message.
+func (v *runView) addInquiry(q inquiry) {
+	for i := range v.inquiries {
+		if p := &v.inquiries[i]; p.sent && p.kind == q.kind && p.message == q.message {
+			*p = q
+			return
+		}
+	}
+	v.inquiries = append(v.inquiries, q)
 }
 
 func newRunView(id string) *runView {
@@ -236,13 +252,13 @@ func (v *runView) apply(e event.Event) {
 	case event.Interrupt:
 		var p event.InterruptPayload
 		if e.Decode(&p) == nil && p.Trigger == "inquiry" {
-			v.inquiries = append(v.inquiries, inquiry{kind: "inquiry", message: p.Message})
+			v.addInquiry(inquiry{kind: "inquiry", message: p.Message})
 		}
 	case event.InterruptResolved:
 		var p event.InterruptResolvedPayload
 		if e.Decode(&p) == nil && p.Trigger == "inquiry" {
 			for i := len(v.inquiries) - 1; i >= 0; i-- {
-				if v.inquiries[i].kind == "inquiry" && !v.inquiries[i].answered && v.inquiries[i].dropped == "" {
+				if v.inquiries[i].kind == "inquiry" && !v.inquiries[i].answered && v.inquiries[i].dropped == "" && !v.inquiries[i].sent {
 					v.inquiries[i].answer, v.inquiries[i].answered = p.Summary, true
 					break
 				}
@@ -251,12 +267,12 @@ func (v *runView) apply(e event.Event) {
 	case event.InquiryDropped:
 		var p event.InquiryDroppedPayload
 		if e.Decode(&p) == nil {
-			v.inquiries = append(v.inquiries, inquiry{kind: "inquiry", message: p.Message, dropped: p.Reason})
+			v.addInquiry(inquiry{kind: "inquiry", message: p.Message, dropped: p.Reason})
 		}
 	case event.PlanModification:
 		var p event.PlanModificationPayload
 		if e.Decode(&p) == nil {
-			v.inquiries = append(v.inquiries, inquiry{kind: "plan_modification", message: p.Message})
+			v.addInquiry(inquiry{kind: "plan_modification", message: p.Message})
 		}
 	case event.ToolResult:
 		var p event.ToolResultPayload

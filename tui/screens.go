@@ -53,7 +53,7 @@ func (m *Model) historyView(w, h int) []string {
 		r := hs.rows[i]
 		status, started := "unreadable", ""
 		if r.meta != nil {
-			status = statusGlyph(r.meta.Status) + " " + render.SanitizeLine(r.meta.Status)
+			status = statusGlyph(m.th, r.meta.Status) + " " + render.SanitizeLine(r.meta.Status)
 			if r.meta.Foreign {
 				status += " (foreign)"
 			}

@@ -111,7 +111,7 @@ func occurrences(plain, query string) [][2]int {
 // highlightLines marks every occurrence of query in styled lines, from
 // line start on; the nth occurrence (counted from line 0) is the current
 // match and stands out. Lines are returned from start.
-func highlightLines(lines []string, query string, nth, start int) []string {
+func highlightLines(th theme, lines []string, query string, nth, start int) []string {
 	if query == "" {
 		return lines[start:]
 	}
@@ -134,11 +134,11 @@ func highlightLines(lines []string, query string, nth, start int) []string {
 			a := ansi.StringWidth(plain[:o[0]])
 			z := ansi.StringWidth(plain[:o[1]])
 			b.WriteString(ansi.Cut(l, col, a))
-			st := styleMatch
+			match := styleMatch.Render(plain[o[0]:o[1]])
 			if seen == nth {
-				st = styleCurrentMatch
+				match = th.Render(toneCurrentMatch, plain[o[0]:o[1]])
 			}
-			b.WriteString(st.Render(plain[o[0]:o[1]]))
+			b.WriteString(match)
 			col = z
 			seen++
 		}

@@ -50,7 +50,7 @@ func seqColumnLabel(res *render.LabelResolver, col string) string {
 }
 
 // renderSequence draws height rows from row top; sel is the selected row.
-func renderSequence(v *runView, res *render.LabelResolver, top, sel, phase, width, height int) []string {
+func renderSequence(th theme, v *runView, res *render.LabelResolver, top, sel, phase, width, height int) []string {
 	if v == nil || len(v.model.Operations) == 0 {
 		return []string{styleFaint.Render("Nothing to show yet.")}
 	}
@@ -68,7 +68,7 @@ func renderSequence(v *runView, res *render.LabelResolver, top, sel, phase, widt
 	out := []string{styleTitle.Render(head.String())}
 	total := seqRows(v)
 	for r := top; r < total && len(out) < height; r++ {
-		out = append(out, seqRow(v, res, xs, r, r == sel, phase, width))
+		out = append(out, seqRow(th, v, res, xs, r, r == sel, phase, width))
 	}
 	for len(out) < height {
 		c := newCells(width)
@@ -80,7 +80,7 @@ func renderSequence(v *runView, res *render.LabelResolver, top, sel, phase, widt
 	return out
 }
 
-func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected bool, phase, width int) string {
+func seqRow(th theme, v *runView, res *render.LabelResolver, xs []int, r int, selected bool, phase, width int) string {
 	m := v.model
 	c := newCells(width)
 	for _, x := range xs {
@@ -97,7 +97,7 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 			}
 			c.put(xs[0]-1, glyph+" "+word)
 		}
-		return finishRow(c.String(), selected, false)
+		return finishRow(th, c.String(), selected, false)
 	}
 	op := m.Operations[r]
 	c.put(0, fmt.Sprintf("%5d ", r+1))
@@ -124,7 +124,7 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 		// Loopback: a call to the same column.
 		c.put(sx, "├─╮")
 		c.put(sx+4, "↺ "+label)
-		return finishRow(c.String(), selected, animated)
+		return finishRow(th, c.String(), selected, animated)
 	}
 	lo, hi := min(sx, dx), max(sx, dx)
 	for x := lo + 1; x < hi; x++ {
@@ -156,15 +156,15 @@ func seqRow(v *runView, res *render.LabelResolver, xs []int, r int, selected boo
 		text := " " + shortWords(label, left) + " "
 		c.put(lo-1-ansi.StringWidth(text), text)
 	}
-	return finishRow(c.String(), selected, animated)
+	return finishRow(th, c.String(), selected, animated)
 }
 
-func finishRow(s string, selected, animated bool) string {
+func finishRow(th theme, s string, selected, animated bool) string {
 	switch {
 	case selected:
 		return styleSelected.Render(s)
 	case animated:
-		return styleActive.Render(s)
+		return th.Render(toneActive, s)
 	}
 	return s
 }

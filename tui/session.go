@@ -67,6 +67,9 @@ type (
 	controlDoneMsg struct {
 		what string
 		err  error
+		// runID and message are an interrupt's (what is inquiry or
+		// plan_modification).
+		runID, message string
 	}
 	healthMsg    struct{ view runner.HealthView }
 	modelInfoMsg struct{ info runner.ModelInfo }

@@ -7,9 +7,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// style names one of the console's text styles. Styles are constants, not
-// package-level variables: every string styled with one is program text or
-// already sanitized.
+// style names one of the console's text styles that only set attributes
+// (bold, faint, reverse): they read the same on any background, since the
+// terminal draws them in its own foreground and background colours.
+// Styles are constants, not package-level variables: every string styled
+// with one is program text or already sanitized. Coloured styles are tones
+// (theme.go), drawn through the Model's theme.
 type style int
 
 const (
@@ -17,14 +20,9 @@ const (
 	styleFaint
 	styleCursor
 	styleSelected
-	styleActive
-	styleOK
-	styleErr
 	styleBar
-	styleBanner
 	styleKey
-	styleMatch        // a search match
-	styleCurrentMatch // the match n and N are on
+	styleMatch // a search match
 )
 
 func (s style) lip() lipgloss.Style {
@@ -34,18 +32,8 @@ func (s style) lip() lipgloss.Style {
 		return l.Bold(true)
 	case styleFaint:
 		return l.Faint(true)
-	case styleCursor, styleSelected, styleBar:
+	case styleCursor, styleSelected, styleBar, styleMatch:
 		return l.Reverse(true)
-	case styleActive, styleBanner:
-		return l.Bold(true).Foreground(lipgloss.Color("11"))
-	case styleOK:
-		return l.Foreground(lipgloss.Color("10"))
-	case styleErr:
-		return l.Foreground(lipgloss.Color("9"))
-	case styleMatch:
-		return l.Reverse(true)
-	case styleCurrentMatch:
-		return l.Reverse(true).Bold(true).Foreground(lipgloss.Color("11"))
 	}
 	return l
 }
@@ -82,7 +70,21 @@ func wrapPlain(s string, width int) string {
 		width = 8
 	}
 	s = strings.ReplaceAll(s, "\t", "    ")
-	return ansi.Wrap(s, width, "")
+	return trimLineEnds(ansi.Wrap(s, width, ""))
+}
+
+// trimLineEnds drops the spaces ansi.Wrap leaves at the end of a wrapped
+// line: a line of exactly the width plus its space would otherwise be cut
+// with "…" by fit, mid-sentence.
+func trimLineEnds(s string) string {
+	if !strings.Contains(s, " \n") && !strings.HasSuffix(s, " ") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // wrapIndented wraps sanitized plain text to width like wrapPlain, each
@@ -103,7 +105,7 @@ func wrapIndented(s string, width int) string {
 			ind = 0
 			body = line
 		}
-		for j, part := range strings.Split(ansi.Wrap(body, width-ind, ""), "\n") {
+		for j, part := range strings.Split(trimLineEnds(ansi.Wrap(body, width-ind, "")), "\n") {
 			if j > 0 {
 				b.WriteByte('\n')
 			}
@@ -211,14 +213,14 @@ func boxed(title string, lines []string, width int) []string {
 // withFlash adds a notice inside a framed box, above its bottom border,
 // so a key's answer shows where the operator is looking. A box as tall
 // as the screen gives up its last rows of content for it.
-func withFlash(box []string, flash string, height int) []string {
+func withFlash(th theme, box []string, flash string, height int) []string {
 	if flash == "" || len(box) < 3 {
 		return box
 	}
 	w := ansi.StringWidth(box[0])
 	var rows []string
 	for _, l := range wrapStyled(flash, max(1, w-4)) {
-		rows = append(rows, "│ "+fit(styleActive.Render(l), w-4)+" │")
+		rows = append(rows, "│ "+fit(th.Render(toneActive, l), w-4)+" │")
 	}
 	keep := len(box) - 1
 	if over := len(box) + len(rows) - height; over > 0 {

@@ -145,9 +145,9 @@ func (m *Model) identityLine(v *runView, width int) string {
 		return ""
 	}
 	ti := m.threads[v.id]
-	task := firstLine(v.task)
+	task := taskLine(v.task)
 	if ti != nil && ti.loaded && ti.err == nil && ti.thread.Identity.FirstTask != "" {
-		task = firstLine(ti.thread.Identity.FirstTask)
+		task = taskLine(ti.thread.Identity.FirstTask)
 	}
 	var line string
 	switch {
@@ -174,6 +174,17 @@ func (m *Model) identityLine(v *runView, width int) string {
 		line = "◆ " + render.SanitizeLine(task)
 	}
 	return clip(line, width)
+}
+
+// taskLine is a task's first line for the one-line task header, ending
+// with "…" when the task goes on (h shows it whole), so a line cut at a
+// line break does not read as the whole task.
+func taskLine(task string) string {
+	first := firstLine(task)
+	if strings.TrimSpace(task) != first && !strings.HasSuffix(first, "…") {
+		first += " …"
+	}
+	return first
 }
 
 // repeats reports whether a generated title or description only repeats
@@ -267,6 +278,10 @@ func (m *Model) drawerBox(w int) []string {
 	default:
 		lines = m.threadLines(ti.thread, w-4)
 	}
+	if task := m.drawerTask(ti); task != "" {
+		// The header cuts the task; here it is whole.
+		lines = append(append([]string{styleTitle.Render("Task")}, m.markdown(task, w-4)...), append([]string{""}, lines...)...)
+	}
 	scroll := d.scroll
 	if d.follow {
 		scroll = len(lines)
@@ -278,6 +293,23 @@ func (m *Model) drawerBox(w int) []string {
 		title += " · " + render.SanitizeLine(ti.title)
 	}
 	return boxed(clip(title, w-6), body, w)
+}
+
+// drawerTask is the run's task when the thread does not already show it
+// whole as one of the operator's entries.
+func (m *Model) drawerTask(ti *threadInfo) string {
+	v := m.view
+	if v == nil || v.id != m.drawer.runID || strings.TrimSpace(v.task) == "" {
+		return ""
+	}
+	if ti != nil {
+		for _, e := range ti.thread.Entries {
+			if e.Kind == thread.Human && strings.TrimSpace(e.Text) == strings.TrimSpace(v.task) {
+				return ""
+			}
+		}
+	}
+	return v.task
 }
 
 func (m *Model) openDrawer() tea.Cmd {

@@ -27,6 +27,9 @@ import (
 
 const tmuxConsoleEnv = "GUILDHALL_TUI_TEST_CONSOLE"
 
+// tmuxNotesEnv holds the console's start-up notes, one a line.
+const tmuxNotesEnv = "GUILDHALL_TUI_TEST_NOTES"
+
 // runTmuxConsoleIfAsked runs the console over the fixture the environment
 // names and exits, when the test binary was started as that console.
 func runTmuxConsoleIfAsked() {
@@ -92,7 +95,11 @@ func tmuxConsole(fixture string) error {
 	bus := runner.NewBus()
 	bus.Reset(evs)
 	fs := &fakeSession{bus: bus, ws: ws, answers: map[string]string{}}
-	return Run(context.Background(), fs, Options{Labels: labels, NoAnimation: true, MarkdownStyle: "notty"}, RunOptions{})
+	var notes []string
+	if n := os.Getenv(tmuxNotesEnv); n != "" {
+		notes = strings.Split(n, "\n")
+	}
+	return Run(context.Background(), fs, Options{Labels: labels, NoAnimation: true, MarkdownStyle: "notty", Notes: notes}, RunOptions{})
 }
 
 // tmuxServer is a private tmux server for one test.
@@ -120,8 +127,18 @@ func (ts *tmuxServer) run(args ...string) string {
 	return string(out)
 }
 
-// start runs the console over fixture in a w × h pane.
+// start runs the console over fixture in a w × h pane, under tmux's
+// set-clipboard on.
 func (ts *tmuxServer) start(fixture string, w, h int) {
+	ts.t.Helper()
+	ts.startWith(fixture, w, h, "on")
+}
+
+// startWith runs the console over fixture in a w × h pane with tmux's
+// set-clipboard set to clipboard and the extra environment env, and
+// returns the console's home (its clipboard file is
+// HOME/state/guildhall/clipboard.txt).
+func (ts *tmuxServer) startWith(fixture string, w, h int, clipboard string, env ...string) string {
 	ts.t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -132,10 +149,19 @@ func (ts *tmuxServer) start(fixture string, w, h int) {
 		ts.t.Fatal(err)
 	}
 	home := ts.t.TempDir()
-	cmd := fmt.Sprintf("env %s=%s HOME=%s XDG_STATE_HOME=%s %s -test.run=^$", tmuxConsoleEnv, abs, home, filepath.Join(home, "state"), exe)
-	ts.run("new-session", "-d", "-s", "t", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd)
-	ts.run("set-option", "-g", "set-clipboard", "on")
+	extra := ""
+	for _, e := range env {
+		extra += " " + shellWord(e)
+	}
+	cmd := fmt.Sprintf("env %s=%s HOME=%s XDG_STATE_HOME=%s%s %s -test.run=^$", tmuxConsoleEnv, abs, home, filepath.Join(home, "state"), extra, exe)
+	// The option is set before the console starts, as a tmux.conf would.
+	ts.run("start-server", ";", "set-option", "-g", "set-clipboard", clipboard, ";",
+		"new-session", "-d", "-s", "t", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), cmd)
+	return home
 }
+
+// shellWord quotes s for sh.
+func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // screen is the pane's text.
 func (ts *tmuxServer) screen() string { return ts.run("capture-pane", "-p", "-t", "t") }
@@ -204,5 +230,74 @@ func TestTmuxCopyReachesTheClipboard(t *testing.T) {
 	ts.waitFor("the message in the buffer", func() bool {
 		b := ts.buffer()
 		return strings.HasPrefix(b, "## Result of read_file") && strings.Contains(b, "# slugkit") && !strings.Contains(b, `\n`)
+	})
+}
+
+// TestTmuxCopyUnderSetClipboardExternal: under tmux's default,
+// set-clipboard external, tmux drops the OSC 52 an application writes.
+// y says so, points to the setting, and copies to the 0600 file instead:
+// only what the inspector shows, never the command hidden in the tool's
+// output. With set-clipboard on, y reaches tmux's buffer, and Y the raw
+// text without a control in it.
+func TestTmuxCopyUnderSetClipboardExternal(t *testing.T) {
+	fixture := filepath.Join(t.TempDir(), "hostile.jsonl")
+	writeEvents(t, fixture, hostileOutputEvents(t))
+	url := "http://127.0.0.1:8777/?token=" + strings.Repeat("0123456789abcdef", 4)
+
+	ts := newTmux(t)
+	home := ts.startWith(fixture, 80, 24, "external", tmuxNotesEnv+"=browser console: "+url)
+	file := filepath.Join(home, "state", "guildhall", "clipboard.txt")
+	ts.waitFor("the sequence", func() bool { return strings.Contains(ts.screen(), "Orchestrator") })
+	ts.run("send-keys", "-t", "t", "tab", "G", "Enter")
+	ts.waitFor("the inspector", func() bool { return strings.Contains(ts.screen(), "echo SAFE-SETUP") })
+	ts.run("send-keys", "-t", "t", "y")
+	ts.waitFor("the external notice", func() bool {
+		s := strings.Join(strings.Fields(ts.screen()), " ")
+		return strings.Contains(s, "set-clipboard is external") && strings.Contains(s, "set -g set-clipboard on")
+	})
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("no clipboard file: %v; the screen:\n%s", err, ts.screen())
+	}
+	if got := string(b); !strings.Contains(got, "echo SAFE-SETUP") || strings.Contains(got, "evil.example") || strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("the file holds %q, want only what the inspector shows", got)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
+		t.Errorf("clipboard file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if buf := ts.buffer(); buf != "" {
+		t.Errorf("tmux has a buffer %q under external", buf)
+	}
+
+	// The notes' URL: y copies it whole, and the box does not wrap it.
+	ts.run("send-keys", "-t", "t", "Escape")
+	ts.waitFor("the inspector to close", func() bool { return !strings.Contains(ts.screen(), "echo SAFE-SETUP") })
+	ts.run("send-keys", "-t", "t", "N")
+	ts.waitFor("the notes", func() bool { return strings.Contains(ts.screen(), "token=0123") })
+	if s := ts.screen(); strings.Contains(s, "cdef0123456789abcdef │") || strings.Count(s, "0123456789abcdef") > 4 {
+		t.Errorf("the URL wraps inside the box:\n%s", s)
+	}
+	ts.run("send-keys", "-t", "t", "y")
+	ts.waitFor("the URL in the file", func() bool {
+		b, _ := os.ReadFile(file)
+		return string(b) == url
+	})
+
+	// set-clipboard on: y and Y reach tmux's buffer.
+	ts.run("set-option", "-g", "set-clipboard", "on")
+	ts.run("send-keys", "-t", "t", "Escape")
+	ts.waitFor("the notes to close", func() bool { return !strings.Contains(ts.screen(), "token=0123") })
+	ts.run("send-keys", "-t", "t", "y")
+	ts.waitFor("the shown text in tmux's buffer", func() bool {
+		b := ts.buffer()
+		return strings.Contains(b, "echo SAFE-SETUP") && !strings.Contains(b, "evil.example")
+	})
+	ts.run("send-keys", "-t", "t", "Y")
+	ts.waitFor("the raw text in tmux's buffer", func() bool { return strings.Contains(ts.buffer(), "evil.example") })
+	if b := ts.buffer(); strings.ContainsAny(b, "\x1b\x07\r\u009b") {
+		t.Errorf("Y put a control in the buffer: %q", b)
+	}
+	ts.waitFor("the raw notice", func() bool {
+		return strings.Contains(strings.Join(strings.Fields(ts.screen()), " "), "raw (as recorded")
 	})
 }

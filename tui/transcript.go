@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/guildhall/guildhall/render"
@@ -23,6 +24,8 @@ type transcriptEntry struct {
 	// of its own, so that only the parts in view are rendered; part is
 	// this one's number (0 for the head, which carries the title).
 	part int
+	// call marks a model call's figures (callLine), not a message.
+	call bool
 }
 
 // entryMax bounds the text of one transcript entry.
@@ -95,6 +98,7 @@ func (t *transcript) add(e event.Event, roleID string) {
 		if len(p.Sent) == 0 && p.Received == nil {
 			t.push(transcriptEntry{title: "Model call (bodies not logged at this log level)"})
 		}
+		t.push(transcriptEntry{title: callLine(p), call: true})
 	case event.ToolResult:
 		var p event.ToolResultPayload
 		if e.Decode(&p) != nil || p.RoleID != roleID {
@@ -260,7 +264,7 @@ func (t *transcriptView) copyText(i int) string {
 }
 
 // render draws the visible window, the matches of the search marked.
-func (t *transcriptView) render(width, height int) []string {
+func (t *transcriptView) render(th theme, width, height int) []string {
 	var out []string
 	cur, hasCur := t.find.current()
 	for i := t.top; i < len(t.entries) && len(out) < height; i++ {
@@ -276,10 +280,43 @@ func (t *transcriptView) render(width, height int) []string {
 		if hasCur && cur.item == i {
 			nth = cur.nth
 		}
-		out = append(out, highlightLines(l, t.find.query, nth, start)...)
+		out = append(out, highlightLines(th, l, t.find.query, nth, start)...)
 	}
 	if len(out) > height {
 		out = out[:height]
 	}
 	return out
+}
+
+// callLine is one model call's figures, after its reply: the model that
+// answered, the prompt (with the server's cache split where it reports
+// one), the reply's tokens, its speed and the call's time.
+func callLine(p event.LLMCallPayload) string {
+	u := p.Usage
+	s := "Model call"
+	if p.Model != "" {
+		s += " · " + render.SanitizeLine(p.Model)
+	}
+	s += " · prompt " + compactTokens(u.PromptTokens)
+	if u.PromptCacheReported {
+		s += " (" + compactTokens(u.CachedPromptTokens) + " cached, " + compactTokens(u.EvaluatedPromptTokens) + " evaluated)"
+	} else if u.CachedPromptTokens > 0 {
+		s += " (" + compactTokens(u.CachedPromptTokens) + " cached)"
+	}
+	s += " · reply " + compactTokens(u.CompletionTokens)
+	if u.TokensPerSecond > 0 {
+		s += " at " + tokensPerSecond(u.TokensPerSecond)
+	}
+	return s + fmt.Sprintf(" · %.1fs", float64(p.ElapsedMs)/1000)
+}
+
+// messages counts the entries that are messages, not model-call figures.
+func (t *transcriptView) messages() int {
+	n := 0
+	for _, e := range t.entries {
+		if !e.call {
+			n++
+		}
+	}
+	return n
 }

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/guildhall/guildhall/render"
 )
@@ -23,6 +24,9 @@ type TrustPrompt struct {
 	// Changed, when set, says the files differ from the ones an earlier
 	// decision was about ("you trusted them on 2026-11-30").
 	Changed string
+	// Theme is ThemeDark (the default) or ThemeLight, as for the console
+	// (Options.Theme).
+	Theme string
 }
 
 // TrustChange is one line of what trusting would change; Warn marks one
@@ -51,7 +55,8 @@ func AskTrust(ctx context.Context, p TrustPrompt, ro RunOptions) (bool, error) {
 	if !ro.NoAltScreen {
 		popts = append(popts, tea.WithAltScreen())
 	}
-	final, err := tea.NewProgram(newTrustModel(p), popts...).Run()
+	th := newTheme(p.Theme == ThemeLight, termenv.NewOutput(out).EnvColorProfile())
+	final, err := tea.NewProgram(newTrustModel(p, th), popts...).Run()
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, ErrQuit
@@ -79,6 +84,7 @@ const (
 // t is refused until each one has been on screen: a long guild cannot
 // push them below the first page and have them trusted unread.
 type trustModel struct {
+	th            theme
 	lines         []trustLine
 	width, height int
 	top           int
@@ -92,18 +98,24 @@ type trustModel struct {
 }
 
 // trustLine is one paragraph of the prompt; a bullet line is a change,
-// marked "!" when it warns and "-" otherwise.
+// marked "!" when it warns and "-" otherwise. A line is drawn in its
+// tone when toned, else in its style.
 type trustLine struct {
 	text   string
 	st     style
+	tn     tone
+	toned  bool
 	bullet bool
 	warn   bool
 }
 
-func newTrustModel(p TrustPrompt) trustModel {
-	m := trustModel{width: 80, height: 24, seen: map[int]*[2]bool{}}
+func newTrustModel(p TrustPrompt, th theme) trustModel {
+	m := trustModel{th: th, width: 80, height: 24, seen: map[int]*[2]bool{}}
 	add := func(text string, st style) {
 		m.lines = append(m.lines, trustLine{text: text, st: st})
+	}
+	addToned := func(text string, tn tone) {
+		m.lines = append(m.lines, trustLine{text: text, tn: tn, toned: true})
 	}
 	change := func(text string, warn bool) {
 		if warn {
@@ -115,7 +127,7 @@ func newTrustModel(p TrustPrompt) trustModel {
 	add("This workspace supplies its own configuration", styleTitle)
 	add(render.SanitizeLine(p.Workspace), styleFaint)
 	if p.Changed != "" {
-		add(render.SanitizeLine(p.Changed), styleBanner)
+		addToned(render.SanitizeLine(p.Changed), toneBanner)
 	}
 	add("", 0)
 	var rest []TrustChange
@@ -128,9 +140,9 @@ func newTrustModel(p TrustPrompt) trustModel {
 	case 0:
 		add("No warnings.", styleTitle)
 	case 1:
-		add("1 warning:", styleErr)
+		addToned("1 warning:", toneErr)
 	default:
-		add(fmt.Sprintf("%d warnings:", n), styleErr)
+		addToned(fmt.Sprintf("%d warnings:", n), toneErr)
 	}
 	for _, c := range p.Changes {
 		if c.Warn {
@@ -229,7 +241,9 @@ func (m trustModel) wrapped() ([]string, []int) {
 			}
 			switch {
 			case l.warn:
-				out = append(out, styleErr.Render(part))
+				out = append(out, m.th.Render(toneErr, part))
+			case l.toned:
+				out = append(out, m.th.Render(l.tn, part))
 			case l.st != 0:
 				out = append(out, l.st.Render(part))
 			default:
@@ -291,11 +305,11 @@ func (m trustModel) View() string {
 		if n > 1 {
 			more = fmt.Sprintf("%d more warnings", n)
 		}
-		st := styleFaint
+		scroll := styleFaint.Render("scroll to see " + more + " before trusting")
 		if m.refused {
-			st = styleErr
+			scroll = m.th.Render(toneErr, "scroll to see "+more+" before trusting")
 		}
-		hint = keyHint("↓", "") + st.Render("scroll to see "+more+" before trusting") + "  " + keyHint("i", "ignore", "q", "quit")
+		hint = keyHint("↓", "") + scroll + "  " + keyHint("i", "ignore", "q", "quit")
 	} else {
 		hint = keyHint("t", "trust and apply", "i", "ignore (use your config)", "q", "quit")
 	}

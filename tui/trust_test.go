@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
 )
 
 func hostilePrompt() TrustPrompt {
@@ -32,7 +33,7 @@ func hostilePrompt() TrustPrompt {
 func TestTrustPromptShowsWhatChangesAndIsSafe(t *testing.T) {
 	for key, want := range map[string]trustAnswer{"t": answerTrust, "i": answerIgnore, "q": answerQuit, "esc": answerQuit} {
 		t.Run(key, func(t *testing.T) {
-			tm := teatest.NewTestModel(t, newTrustModel(hostilePrompt()), teatest.WithInitialTermSize(80, 24))
+			tm := teatest.NewTestModel(t, newTrustModel(hostilePrompt(), newTheme(false, termenv.Ascii)), teatest.WithInitialTermSize(80, 24))
 			var screen []byte
 			teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 				screen = append(screen, b...)
@@ -61,7 +62,7 @@ func TestTrustPromptShowsWhatChangesAndIsSafe(t *testing.T) {
 
 func TestTrustPromptFitsAndScrollsAtSmallSizes(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {60, 15}, {40, 10}} {
-		m := newTrustModel(hostilePrompt())
+		m := newTrustModel(hostilePrompt(), newTheme(false, termenv.Ascii))
 		next, _ := m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		m = next.(trustModel)
 		frame := m.View()
@@ -126,7 +127,7 @@ func trustScreen(t *testing.T, m trustModel, keys ...tea.Msg) (trustModel, strin
 // TestTrustPromptPutsWarningsFirst: however long the guild, the count
 // and every "!" line are on the first screen, and t is accepted there.
 func TestTrustPromptPutsWarningsFirst(t *testing.T) {
-	m, screen := trustScreen(t, newTrustModel(bigGuildPrompt(false)))
+	m, screen := trustScreen(t, newTrustModel(bigGuildPrompt(false), newTheme(false, termenv.Ascii)))
 	golden(t, "trust_warnings_first_80x24", screen)
 	mustContain(t, screen, "3 warnings:", "! deployment.json sets sandbox.allow", "! deployment.json declares MCP server t", "! guild/ grants run_shell to role", "t trust and apply")
 	if strings.Index(screen, "3 warnings:") > strings.Index(screen, "Files:") && strings.Contains(screen, "Files:") {
@@ -135,7 +136,7 @@ func TestTrustPromptPutsWarningsFirst(t *testing.T) {
 	if m.unseen() != 0 {
 		t.Fatalf("%d warnings unseen on the first screen", m.unseen())
 	}
-	tm := teatest.NewTestModel(t, newTrustModel(bigGuildPrompt(false)), teatest.WithInitialTermSize(80, 24))
+	tm := teatest.NewTestModel(t, newTrustModel(bigGuildPrompt(false), newTheme(false, termenv.Ascii)), teatest.WithInitialTermSize(80, 24))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(ansi.Strip(string(b)), "t trust") }, teatest.WithDuration(10*time.Second))
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
 	if final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(trustModel); final.answer != answerTrust {
@@ -148,14 +149,14 @@ func TestTrustPromptPutsWarningsFirst(t *testing.T) {
 // screen, the footer says how many are left, and after scrolling through
 // them t trusts.
 func TestTrustPromptRefusesTrustUntilEveryWarningWasShown(t *testing.T) {
-	_, first := trustScreen(t, newTrustModel(bigGuildPrompt(true)), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
+	_, first := trustScreen(t, newTrustModel(bigGuildPrompt(true), newTheme(false, termenv.Ascii)), tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("t")})
 	golden(t, "trust_scroll_to_trust_80x24", first)
 	mustContain(t, first, "120 warnings:", "scroll to see 101 more warnings before trusting")
 	if strings.Contains(first, "t trust") {
 		t.Error("the footer offers t before the warnings were shown")
 	}
 
-	tm := teatest.NewTestModel(t, newTrustModel(bigGuildPrompt(true)), teatest.WithInitialTermSize(80, 24))
+	tm := teatest.NewTestModel(t, newTrustModel(bigGuildPrompt(true), newTheme(false, termenv.Ascii)), teatest.WithInitialTermSize(80, 24))
 	var out []byte
 	waitScreen := func(want string) {
 		t.Helper()
@@ -185,7 +186,7 @@ func TestTrustPromptRefusesTrustUntilEveryWarningWasShown(t *testing.T) {
 // Jumping to the end skips the warnings in between: they still count as
 // unseen, and ignoring or quitting is never held back.
 func TestTrustPromptCountsSkippedWarnings(t *testing.T) {
-	m, screen := trustScreen(t, newTrustModel(bigGuildPrompt(true)), tea.KeyMsg{Type: tea.KeyEnd})
+	m, screen := trustScreen(t, newTrustModel(bigGuildPrompt(true), newTheme(false, termenv.Ascii)), tea.KeyMsg{Type: tea.KeyEnd})
 	if m.unseen() == 0 || !strings.Contains(screen, "more warnings before trusting") {
 		t.Fatalf("after end, %d unseen:\n%s", m.unseen(), screen)
 	}

@@ -15,6 +15,9 @@ import (
 // Update routes messages. It does no I/O: effects are commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	mm, cmd := m.update(msg)
+	if m.notice != m.noticeSeen {
+		m.noticeSeen, m.noticeTicks = m.notice, 0
+	}
 	m.sizeEditors()
 	m.prepareLive()
 	return mm, cmd
@@ -123,6 +126,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.phase++
 		return m, m.maybeTick()
 	case healthTickMsg:
+		m.expireNotice()
 		return m, tea.Batch(healthCmd(m.sess), healthTick())
 	case healthMsg:
 		m.health = msg.view
@@ -188,10 +192,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, listQueue(m.opts.Queue)
 	case controlDoneMsg:
 		if msg.err != nil {
-			m.notice = msg.what + " failed: " + render.SanitizeLine(msg.err.Error())
-		} else {
-			m.notice = controlNotice(msg.what)
+			m.flashNote(msg.what + " failed: " + render.SanitizeLine(msg.err.Error()))
+			return m, nil
 		}
+		note := controlNotice(msg.what)
+		if msg.message != "" && m.live != nil && m.live.id == msg.runID {
+			m.live.addInquiry(inquiry{kind: msg.what, message: msg.message, sent: true})
+			if len(m.questions) > 0 {
+				note = controlNoticeWhileAsked(msg.what)
+			}
+		}
+		m.flashNote(note)
 		return m, nil
 	case historyMsg:
 		m.history.loaded, m.history.err = true, msg.err
@@ -245,6 +256,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case endpointCheckedMsg, endpointAppliedMsg:
 		return m, m.applyEndpointMsg(msg)
+	case connectedMsg:
+		return m, m.connected(msg.c)
 	case tea.MouseMsg:
 		return m, m.handleMouse(msg)
 	case tea.KeyMsg:
@@ -256,6 +269,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // submit starts a task, or queues it while a run is live when the console
 // has a queue.
 func (m *Model) submit(sub runner.Submission) tea.Cmd {
+	if m.connecting {
+		// The probe decides the model and the guild: the run waits.
+		m.heldTask = &sub
+		m.notice = "The task starts once the model endpoint answers."
+		return nil
+	}
 	if m.opts.Queue != nil {
 		return submitOrQueueCmd(m.ctx, m.opts.Queue, sub)
 	}
@@ -311,6 +330,32 @@ func (m *Model) flashNote(s string) {
 	if m.overlayBox() != nil {
 		m.flash = s
 	}
+}
+
+// noticeTicks is how many health ticks (healthTick, 2 s apart) a notice
+// stays: three, so between 4 and 6 s, and two more for a long one, which
+// takes longer to read.
+func noticeLife(notice string) int {
+	if len(notice) > 80 {
+		return 5
+	}
+	return 3
+}
+
+// expireNotice ages the notice by one health tick and clears it, and its
+// copy inside an overlay, once it has been shown long enough.
+func (m *Model) expireNotice() {
+	if m.notice == "" {
+		return
+	}
+	m.noticeTicks++
+	if m.noticeTicks < noticeLife(m.notice) {
+		return
+	}
+	if m.flash == m.notice {
+		m.flash = ""
+	}
+	m.notice, m.noticeSeen, m.noticeTicks = "", "", 0
 }
 
 func (m *Model) runLive() bool {

@@ -48,7 +48,7 @@ func (m *Model) frame(withOverlay bool) string {
 	}
 	lines = padLines(lines, w, h)
 	if box := m.overlayBox(); box != nil && withOverlay {
-		lines = overlay(lines, withFlash(box, m.flash, h), w, h)
+		lines = overlay(lines, withFlash(m.th, box, m.flash, h), w, h)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -99,8 +99,18 @@ func (m *Model) tabScreen(i int) screen {
 // from its log rather than the session's live one.
 func (m *Model) replaying() bool { return m.view != nil && m.view != m.live }
 
-// healthCopy is the banner's fixed copy per category.
+// healthCopy is the banner's fixed copy per category, naming the
+// deployment's model whose endpoint it is when that is a named one.
 func healthCopy(h runner.HealthView) string {
+	s := healthText(h)
+	if s != "" && h.Model != "" {
+		s = strings.Replace(s, "The model provider", "The endpoint of model "+render.SanitizeLine(h.Model), 1)
+		s = strings.Replace(s, "the model provider", "the endpoint of model "+render.SanitizeLine(h.Model), 1)
+	}
+	return s
+}
+
+func healthText(h runner.HealthView) string {
 	if h.State == runner.HealthSuspended {
 		return "⚠ The model provider is unavailable: the run is suspended and resumes when it recovers."
 	}
@@ -133,29 +143,32 @@ func (m *Model) banner() string {
 		return m.replayBanner()
 	}
 	switch {
+	case len(m.questions) > 0 && m.qHidden && m.notice != "":
+		// Short, so the latest notice (an inquiry sent) still shows.
+		return m.th.Render(toneBanner, "❓ A question waits (a)") + styleFaint.Render(" · "+m.notice)
 	case len(m.questions) > 0 && m.qHidden:
-		return styleBanner.Render("❓ A question is waiting for you: press a to answer.")
+		return m.th.Render(toneBanner, "❓ A question is waiting for you: press a to answer.")
 	case m.view != nil && m.view.paused != nil && m.view == m.live:
-		return styleBanner.Render(pauseCard(m.view.paused))
+		return m.th.Render(toneBanner, pauseCard(m.view.paused))
 	}
 	if n := m.queuedQuestions(); n > 0 {
 		if m.notice != "" {
 			// Short, so the latest notice still shows beside it.
-			return styleBanner.Render(fmt.Sprintf("❓ %d queued (a answers)", n)) + styleFaint.Render(" · "+m.notice)
+			return m.th.Render(toneBanner, fmt.Sprintf("❓ %d queued (a answers)", n)) + styleFaint.Render(" · "+m.notice)
 		}
-		return styleBanner.Render(queuedQuestionsBanner(n))
+		return m.th.Render(toneBanner, queuedQuestionsBanner(n))
 	}
 	if m.endpointProblem != "" {
-		return styleBanner.Render("⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
+		return m.th.Render(toneBanner, "⚠ The model endpoint did not answer: E shows why (r retry, e settings).")
 	}
 	if s := healthCopy(m.health); s != "" {
-		return styleBanner.Render(s)
+		return m.th.Render(toneBanner, s)
 	}
 	if m.runNoteUnseen && m.view != nil && len(m.view.notes) > 0 {
-		return runNoteBanner(m.view.notes[len(m.view.notes)-1])
+		return runNoteBanner(m.th, m.view.notes[len(m.view.notes)-1])
 	}
 	if m.notesUnseen {
-		return notesBanner(m.opts.Notes, m.opts.Setup)
+		return notesBanner(m.th, m.opts.Notes, m.opts.Setup)
 	}
 	if m.notice != "" {
 		return styleFaint.Render(m.notice)
@@ -180,9 +193,9 @@ func (m *Model) replayBanner() string {
 		extra = m.notice
 	}
 	if extra == "" {
-		return styleBanner.Render(label)
+		return m.th.Render(toneBanner, label)
 	}
-	return styleBanner.Render("⏮ Replay") + styleFaint.Render(" · "+extra)
+	return m.th.Render(toneBanner, "⏮ Replay") + styleFaint.Render(" · "+extra)
 }
 
 // queuedQuestionsBanner surfaces parked questions like a live one.
@@ -208,6 +221,17 @@ func (m *Model) watchView(w int) []string {
 	out := []string{m.identityLine(v, w)}
 	var fl flowLayout
 	switch {
+	case (v == nil || v.id == "") && m.heldTask != nil && m.connecting:
+		out = append(out, padLines([]string{"", "  Connecting to the model endpoint: your task starts once it answers.", "",
+			"  " + keyHint("H", "history of this workspace", "?", "every key")}, w, body)...)
+	case (v == nil || v.id == "") && m.heldTask != nil:
+		// A task was given: it waits, it is not missing.
+		lines := []string{""}
+		for _, l := range strings.Split(wrapPlain("Your task waits for the model endpoint and starts once it answers. E shows why it did not, and e there changes its settings.", w-4), "\n") {
+			lines = append(lines, "  "+l)
+		}
+		lines = append(lines, "", "  "+keyHint("E", "endpoint", "H", "history of this workspace", "?", "every key"))
+		out = append(out, padLines(lines, w, body)...)
 	case v == nil || v.id == "":
 		out = append(out, padLines([]string{
 			"",
@@ -216,10 +240,10 @@ func (m *Model) watchView(w int) []string {
 			"  " + keyHint("n", "compose a task", "H", "history of this workspace", "?", "every key"),
 		}, w, body)...)
 	case m.kind == viewSequence:
-		out = append(out, padLines(renderSequence(v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
+		out = append(out, padLines(renderSequence(m.th, v, m.res, m.seqTop, m.seqSel, m.phase, w, body), w, body)...)
 	default:
 		fl = layoutFlow(v, m.res, w, body)
-		out = append(out, padLines(renderFlow(v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
+		out = append(out, padLines(renderFlow(m.th, v, m.res, fl, m.flowSel, m.phase, w, body), w, body)...)
 	}
 	// The active role's reply, streaming.
 	out = append(out, m.paneHeader(v, w))
@@ -293,7 +317,14 @@ func (m *Model) footer(v *runView, w int) string {
 		add("b", "live run", 5)
 	}
 	add("?", "keys", 10)
-	return fit(spread(m.footerMeters(v), hints, w), w)
+	meters := m.footerMeters(v)
+	switch {
+	case m.connecting:
+		meters = m.connectingMeters()
+	case v == nil || v.id == "":
+		meters = m.idleMeters()
+	}
+	return fit(spread(meters, hints, w), w)
 }
 
 func (m *Model) otherViewName() string {
@@ -513,6 +544,10 @@ func (m *Model) interruptBox(w int) []string {
 		}
 		hist = append(hist, styleTitle.Render(what)+": "+render.SanitizeLine(q.message))
 		switch {
+		case q.sent && len(m.questions) > 0:
+			hist = append(hist, styleFaint.Render("  sent: the run takes it once the open question is answered"))
+		case q.sent:
+			hist = append(hist, styleFaint.Render("  sent: the run takes it at its next safe point"))
 		case q.dropped != "":
 			hist = append(hist, styleFaint.Render("  not delivered: no inquiry handler is configured"))
 		case q.answered:
@@ -555,13 +590,13 @@ func resultError(v *runView) *event.ErrorInfo {
 }
 
 // statusGlyph is a run status's glyph, by the one outcome rule.
-func statusGlyph(s string) string {
+func statusGlyph(th theme, s string) string {
 	g := render.RoleVerdict(s, "").Glyph
 	switch g {
 	case "✓":
-		return styleOK.Render(g)
+		return th.Render(toneOK, g)
 	case "✗":
-		return styleErr.Render(g)
+		return th.Render(toneErr, g)
 	}
 	return "■"
 }
@@ -609,7 +644,7 @@ func (m *Model) transcriptBox(w int) []string {
 	case len(t.entries) == 0:
 		lines = []string{styleFaint.Render("No messages logged for this role instance.")}
 	default:
-		lines = t.render(w-4, h)
+		lines = t.render(m.th, w-4, h)
 	}
 	lines = padLines(lines, w-4, h)
 	mode := "JSON"
@@ -626,7 +661,7 @@ func (m *Model) transcriptBox(w int) []string {
 		foot = styleFaint.Render(t.note) + "  " + foot
 	}
 	lines = append(lines, foot)
-	return boxed(fmt.Sprintf("Transcript · %s · %d messages", t.label, len(t.entries)), lines, w)
+	return boxed(fmt.Sprintf("Transcript · %s · %d messages", t.label, t.messages()), lines, w)
 }
 
 func (m *Model) pickerBox(w int) []string {

@@ -24,11 +24,21 @@ import (
 //     answer sets the access cookie and redirects to the same URL without
 //     the token, so it leaves the address bar;
 //   - the access cookie, which the browser then sends with every same-origin
-//     request (fetch, EventSource, scripts, styles);
+//     request under the console's prefix (fetch, EventSource, scripts,
+//     styles);
 //   - Authorization: Bearer T, for programmatic clients.
 //
 // The query form is accepted on GET / only: a token in an API or asset URL
 // would end up in logs and history, so there it is no credential at all.
+//
+// The cookie's path is a prefix drawn per server start, /s/RANDOM/ (see
+// prefix.go): cookies are scoped by host, not port, so a cookie with path
+// "/" would go to every server on 127.0.0.1 — among them a hostile one on
+// another port that the operator's browser visits. The first visit
+// redirects to the prefix, and the browser client uses relative URLs, so
+// the page, its assets, its API calls and its event stream all live under
+// it. Programmatic clients (attach, web/client) send the token as a Bearer
+// header and use the routes at the root.
 //
 // No route is exempt, not even the favicon or the vendored assets: the
 // browser sends the cookie with those requests anyway, and an open route
@@ -64,8 +74,9 @@ func cookieName(port string) string {
 // send it) and a session cookie (the token dies with the process anyway).
 // It cannot be Secure: the console is plain http on loopback, and a Secure
 // cookie would never be sent back.
-func accessCookie(name, token string) *http.Cookie {
-	return &http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode}
+// Its path is the server's prefix, so no other server on the host gets it.
+func accessCookie(name, token, prefix string) *http.Cookie {
+	return &http.Cookie{Name: name, Value: token, Path: prefix + "/", HttpOnly: true, SameSite: http.SameSiteStrictMode}
 }
 
 // tokenEqual compares in constant time. The length is not secret (every
@@ -139,13 +150,13 @@ func (g *guard) cookieName(r *http.Request) string {
 	return cookieName(port)
 }
 
-// firstVisit sets the access cookie and sends the browser to the same URL
-// without the token (303, so a reload does not resend it). The other query
-// parameters are kept.
+// firstVisit sets the access cookie and sends the browser to the page
+// under the prefix, without the token (303, so a reload does not resend
+// it). The other query parameters are kept.
 func (g *guard) firstVisit(w http.ResponseWriter, r *http.Request, q url.Values) {
-	http.SetCookie(w, accessCookie(g.cookieName(r), g.token))
+	http.SetCookie(w, accessCookie(g.cookieName(r), g.token, g.prefix))
 	q.Del(tokenParam)
-	clean := url.URL{Path: "/", RawQuery: q.Encode()}
+	clean := url.URL{Path: g.prefix + "/", RawQuery: q.Encode()}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, clean.String(), http.StatusSeeOther)
 }

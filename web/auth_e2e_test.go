@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -39,26 +40,31 @@ func TestBrowserTokenBecomesAnHttpOnlyCookie(t *testing.T) {
 	defer page.Close()
 	page.Do(chromedp.Navigate(url))
 	page.Poll("the console", `document.querySelector(".top-bar") !== null`)
-	if got := page.Eval(`location.href`); got != base {
-		t.Errorf("address bar %q, want %q (no token)", got, base)
+	home := page.Eval(`location.href`)
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `s/[0-9a-f]{32}/$`).MatchString(home) {
+		t.Errorf("address bar %q, want %ss/RANDOM/ (no token)", home, base)
 	}
+	prefix := strings.TrimSuffix(strings.TrimPrefix(home, strings.TrimSuffix(base, "/")), "/")
 	if got := page.Eval(`document.cookie`); strings.Contains(got, token) || got != "" {
 		t.Errorf("document.cookie exposes %q", got)
 	}
-	cookies := page.Cookies(base)
+	if n := len(page.Cookies(base)); n != 0 {
+		t.Errorf("the browser holds %d cookies for the root: the cookie must be scoped to the prefix", n)
+	}
+	cookies := page.Cookies(home)
 	if len(cookies) != 1 {
 		t.Fatalf("cookies %+v", cookies)
 	}
 	c := cookies[0]
 	if c.Name != "guildhall_token_"+port || c.Value != token || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict ||
-		c.Path != "/" || !c.Session || c.Secure || c.Domain != "127.0.0.1" {
+		c.Path != prefix+"/" || !c.Session || c.Secure || c.Domain != "127.0.0.1" {
 		t.Errorf("cookie %+v", c)
 	}
 
 	page.Do(chromedp.Reload())
 	page.Poll("flow graph nodes after the reload", `document.querySelectorAll(".flow-graph .graph-node").length >= 2`)
 	page.Poll("the question after the reload", `document.querySelector(".question-modal .question-text") !== null`)
-	if got := page.Eval(`location.href`); got != base {
+	if got := page.Eval(`location.href`); got != home {
 		t.Errorf("address bar after the reload %q", got)
 	}
 	hist, err := chromedp.Run(page.Ctx, chromedp.NavigationEntries())
@@ -74,7 +80,7 @@ func TestBrowserTokenBecomesAnHttpOnlyCookie(t *testing.T) {
 	// The cookie goes (the server restarted, say): the next request is
 	// refused, the page says how to get back in, and the answer it tried
 	// to send did not count.
-	if _, err := chromedp.Call(page.Ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: c.Name, URL: base}); err != nil {
+	if _, err := chromedp.Call(page.Ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: c.Name, URL: home}); err != nil {
 		t.Fatal(err)
 	}
 	page.Do(chromedp.Click(`//button[contains(@class,"option")][.//span[text()="Only fix the failing tests"]]`))
@@ -99,11 +105,13 @@ func TestBrowserTokenBecomesAnHttpOnlyCookie(t *testing.T) {
 	if got := stranger.Eval(`document.body.innerText`); strings.Contains(got, token) {
 		t.Error("the refusal page shows the token")
 	}
-	res, err := chromedp.Run(stranger.Ctx, chromedp.NavigateResponse(base+"api/questions"))
-	if err != nil || res.Status != http.StatusUnauthorized {
-		t.Errorf("a browser without the cookie opened the questions: %v %v", res, err)
+	for _, u := range []string{base + "api/questions", home + "api/questions"} {
+		res, err := chromedp.Run(stranger.Ctx, chromedp.NavigateResponse(u))
+		if err != nil || res.Status != http.StatusUnauthorized {
+			t.Errorf("a browser without the cookie opened %s: %v %v", u, res, err)
+		}
 	}
-	if n := len(stranger.Cookies(base)); n != 0 {
+	if n := len(stranger.Cookies(base, home)); n != 0 {
 		t.Errorf("the stranger was given %d cookies", n)
 	}
 	stranger.Close() // its own console errors are the expected 401s
@@ -157,7 +165,7 @@ func TestBrowserLinkFromAnotherSite(t *testing.T) {
 			// The one expected error: the redirected navigation's 401,
 			// before the refresh that carries the cookie.
 			for _, p := range page.Close() {
-				if !strings.Contains(p, "status of 401") || !strings.Contains(p, "("+base+":") {
+				if !strings.Contains(p, "status of 401") || !strings.Contains(p, "("+base+"s/") {
 					t.Errorf("console: %s", p)
 				}
 			}
@@ -165,5 +173,77 @@ func TestBrowserLinkFromAnotherSite(t *testing.T) {
 		}
 		page.PollNavigating("the refusal page", `location.origin + "/" === "`+base+`" && document.body.innerText.includes("Open the URL that Guildhall printed")`)
 		page.Close()
+	}
+}
+
+// TestBrowserCookieStaysWithItsPrefix: a hostile server on another
+// loopback port, which the operator's browser visits after opening the
+// console, never receives the access cookie. Cookies ignore ports, so
+// only the cookie's path, the console's random prefix, keeps it there: the
+// same browser visiting that server under the prefix does send it, which
+// shows the check below can fail.
+func TestBrowserCookieStaysWithItsPrefix(t *testing.T) {
+	browser := webtest.Browser(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, url, token := demoServerToken(t, ctx)
+	base, _, _ := strings.Cut(url, "?")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := "http://" + ln.Addr().String()
+	got := make(chan string, 64) // the Cookie headers the hostile server saw, by path
+	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.URL.Path + " " + r.Header.Get("Cookie")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>hostile</title><img src="/s/guess/pixel.png"><p>hello</p>`)
+	})}
+	go func() { _ = other.Serve(ln) }()
+	defer other.Close()
+
+	page := webtest.OpenPage(t, browser, time.Minute)
+	defer page.Close()
+	page.Do(chromedp.Navigate(url))
+	page.Poll("the console", `document.querySelector(".top-bar") !== null`)
+	home := page.Eval(`location.href`)
+	prefix := strings.TrimPrefix(home, strings.TrimSuffix(base, "/"))
+	if !strings.HasPrefix(prefix, "/s/") || len(page.Cookies(home)) != 1 {
+		t.Fatalf("the console did not set its cookie under a prefix: %s %+v", home, page.Cookies(home))
+	}
+	seen := func() []string {
+		var out []string
+		for {
+			select {
+			case s := <-got:
+				out = append(out, s)
+			case <-time.After(300 * time.Millisecond):
+				return out
+			}
+		}
+	}
+	for _, path := range []string{"/", "/api/questions", "/s/", "/static/app.js"} {
+		page.Do(chromedp.Navigate(hostile + path))
+		page.Poll("the hostile page", `document.body !== null && document.title === "hostile"`)
+	}
+	requests := seen()
+	if len(requests) < 4 {
+		t.Fatalf("the hostile server saw %d requests: %q", len(requests), requests)
+	}
+	for _, r := range requests {
+		if strings.Contains(r, token) || strings.Contains(r, "guildhall_token_") {
+			t.Errorf("the hostile server on another port received the cookie: %s", r)
+		}
+	}
+	// The control: the same server, told the prefix, gets the cookie.
+	page.Do(chromedp.Navigate(hostile + prefix))
+	page.Poll("the hostile page under the prefix", `document.body !== null && document.title === "hostile"`)
+	leaked := false
+	for _, r := range seen() {
+		leaked = leaked || strings.Contains(r, token)
+	}
+	if !leaked {
+		t.Error("under the prefix the browser did not send the cookie to the other port: the check above proves nothing")
 	}
 }

@@ -292,17 +292,23 @@ func TestFirstVisitQueryTokensOnThePageOnly(t *testing.T) {
 }
 
 // TestFirstVisitSetsTheCookieAndStripsTheToken: the printed URL answers a
-// redirect to itself without the token and an HttpOnly, SameSite=Strict,
-// Path=/ cookie named for the port; that cookie then opens every route.
+// redirect to the page under the server's prefix without the token, and
+// an HttpOnly, SameSite=Strict cookie named for the port whose path is the
+// prefix; that cookie then opens every route under it.
 func TestFirstVisitSetsTheCookieAndStripsTheToken(t *testing.T) {
 	ls := newLiveServer(t)
 	tok := ls.srv.Token()
 	if ls.url != ls.base+"?token="+tok || !strings.HasPrefix(ls.base, "http://127.0.0.1:"+ls.port+"/") {
 		t.Fatalf("printed url %s", ls.url)
 	}
+	prefix := ls.srv.prefix
+	if len(prefix) != len("/s/")+2*prefixBytes || !strings.HasPrefix(prefix, "/s/") {
+		t.Fatalf("prefix %q", prefix)
+	}
 	for target, want := range map[string]string{
-		"/?token=" + tok:                         "/",
-		"/?run=run-20250101-000000&token=" + tok: "/?run=run-20250101-000000",
+		"/?token=" + tok:                         prefix + "/",
+		"/?run=run-20250101-000000&token=" + tok: prefix + "/?run=run-20250101-000000",
+		prefix + "/?token=" + tok:                prefix + "/",
 	} {
 		req, _ := http.NewRequest("GET", strings.TrimSuffix(ls.base, "/")+target, nil)
 		res, err := noFollow.Do(req)
@@ -327,7 +333,7 @@ func TestFirstVisitSetsTheCookieAndStripsTheToken(t *testing.T) {
 		if len(raw) != 1 {
 			t.Fatalf("Set-Cookie %q", raw)
 		}
-		for _, attr := range []string{cookieName(ls.port) + "=" + tok, "; Path=/", "; HttpOnly", "; SameSite=Strict"} {
+		for _, attr := range []string{cookieName(ls.port) + "=" + tok, "; Path=" + prefix + "/;", "; HttpOnly", "; SameSite=Strict"} {
 			if !strings.Contains(raw[0], attr) {
 				t.Errorf("Set-Cookie %q lacks %q", raw[0], attr)
 			}
@@ -345,7 +351,8 @@ func TestFirstVisitSetsTheCookieAndStripsTheToken(t *testing.T) {
 	for _, dress := range []func(*http.Request){cookie, withBearer(tok), decoy, func(r *http.Request) {
 		r.Header.Set("Authorization", "bearer "+tok) // the scheme is case-insensitive
 	}} {
-		for _, rt := range []route{{"GET", "/", ""}, {"GET", "/static/app.js", ""}, {"GET", "/favicon.ico", ""}, {"GET", "/api/runs", ""}, {"GET", "/api/questions", ""}} {
+		for _, rt := range []route{{"GET", "/", ""}, {"GET", "/static/app.js", ""}, {"GET", "/favicon.ico", ""}, {"GET", "/api/runs", ""}, {"GET", "/api/questions", ""},
+			{"GET", prefix + "/", ""}, {"GET", prefix + "/static/app.js", ""}, {"GET", prefix + "/static/css/app.css", ""}, {"GET", prefix + "/api/runs", ""}, {"GET", prefix + "/api/questions", ""}} {
 			res := ls.send(t, rt, dress)
 			if res.StatusCode != 200 && res.StatusCode != http.StatusFound {
 				t.Errorf("%s %s with the credential: %d", rt.method, rt.path, res.StatusCode)
@@ -355,9 +362,22 @@ func TestFirstVisitSetsTheCookieAndStripsTheToken(t *testing.T) {
 			}
 		}
 	}
+	// Under the prefix, the favicon redirect stays under it, and the
+	// prefix without its slash goes to the page, which the client's
+	// relative URLs need.
+	if res := ls.send(t, route{"GET", prefix + "/favicon.ico", ""}, cookie); res.Header.Get("Location") != "static/css/favicon-idle.svg" {
+		t.Errorf("favicon under the prefix: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res := ls.send(t, route{"GET", prefix + "?run=r", ""}, nil); res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != prefix+"/?run=r" {
+		t.Errorf("prefix without its slash: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	// Another prefix (a guess, the previous run's) is no page at all.
+	if res := ls.send(t, route{"GET", "/s/00000000000000000000000000000000/api/runs", ""}, cookie); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a guessed prefix: %d", res.StatusCode)
+	}
 	// The stream opens with the cookie.
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", ls.base+"api/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", ls.base+strings.TrimPrefix(prefix, "/")+"/api/events", nil)
 	cookie(req)
 	res, err := noFollow.Do(req)
 	if err != nil {
@@ -493,7 +513,7 @@ func BenchmarkGuard(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := newGuard(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}, tok)
+	g := newGuard(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}, tok, "/s/0123")
 	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for name, dress := range map[string]func(*http.Request){
 		"cookie": func(r *http.Request) { r.AddCookie(&http.Cookie{Name: cookieName("8765"), Value: tok}) },

@@ -11,32 +11,41 @@ import (
 
 // guard is the server's front door:
 //
-//   - Host must name the bound address: its port, and a host that is the
-//     bound IP, a loopback equivalent (localhost, 127.0.0.1, ::1), or — when
-//     bound to a wildcard address — any IP literal. A DNS name other than
-//     localhost is refused, so a rebinding attacker's name never reaches an
-//     API route.
+//   - Host must be a loopback name (localhost, a loopback IP such as
+//     127.0.0.1 or [::1]) on any port, or, on the bound port only, the
+//     bound IP or — when bound to a wildcard address — any IP literal. Any
+//     port for loopback names, because a port forward (ssh -L 19000:…,
+//     VS Code's forwarding) makes the browser name its own local port; the
+//     token is the credential, and DNS-rebinding protection only needs to
+//     refuse names an attacker controls. Every other DNS name is refused on
+//     every port, so a rebinding attacker's name never reaches an API route.
 //   - A state-changing request (POST, PUT, PATCH, DELETE) with an Origin
-//     other than the page's own, or Sec-Fetch-Site cross-site/same-site, is
-//     refused.
+//     other than the page's own (the Origin's host and port equal the Host
+//     header, which passed the rule above), or Sec-Fetch-Site
+//     cross-site/same-site, is refused. Through a forward, Origin and Host
+//     both name the forward's port, so they still agree; an Origin naming
+//     another loopback port is another page, and is refused.
 //   - Every request must carry the access token, loopback or not (see
 //     auth.go).
+//   - The browser's pages live under the server's prefix (prefix.go),
+//     which is stripped before routing.
 //   - Bodies are capped at maxBody.
 type guard struct {
 	ip       net.IP // the bound IP; nil for "any loopback name" (unbound)
 	port     string // "" accepts any port (unbound)
 	wildcard bool
 	token    string // never empty
+	prefix   string // "/s/RANDOM", the page's home and the cookie's path
 }
 
 // unboundGuard is the guard of a server not yet bound (Handler mounted by
 // the caller): loopback names on any port, and still the token.
-func unboundGuard(token string) *guard {
-	return &guard{token: token}
+func unboundGuard(token, prefix string) *guard {
+	return &guard{token: token, prefix: prefix}
 }
 
-func newGuard(addr *net.TCPAddr, token string) *guard {
-	return &guard{ip: addr.IP, port: strconv.Itoa(addr.Port), wildcard: addr.IP.IsUnspecified(), token: token}
+func newGuard(addr *net.TCPAddr, token, prefix string) *guard {
+	return &guard{ip: addr.IP, port: strconv.Itoa(addr.Port), wildcard: addr.IP.IsUnspecified(), token: token, prefix: prefix}
 }
 
 // baseURL is the address of the console, without the token.
@@ -59,7 +68,7 @@ func (g *guard) hostAllowed(hostport string) bool {
 	if err != nil {
 		return false
 	}
-	if g.port != "" && port != g.port {
+	if port == "" {
 		return false
 	}
 	if strings.EqualFold(host, "localhost") {
@@ -72,6 +81,8 @@ func (g *guard) hostAllowed(hostport string) bool {
 	switch {
 	case ip.IsLoopback():
 		return true
+	case g.port != "" && port != g.port:
+		return false
 	case g.ip == nil:
 		return false
 	case g.wildcard:
@@ -122,6 +133,14 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
+	if r.URL.Path == g.prefix {
+		// The page's own address needs its slash, for the relative URLs.
+		// The asker already names the prefix, so this tells it nothing.
+		u := url.URL{Path: g.prefix + "/", RawQuery: r.URL.RawQuery}
+		http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
+		return
+	}
+	r, _ = stripPrefix(r, g.prefix)
 	switch g.authenticate(w, r) {
 	case authRefused:
 		refuse(w, r)

@@ -85,6 +85,8 @@ type Server struct {
 
 	// token is the access token, drawn by New; every route requires it.
 	token string
+	// prefix is the browser's path prefix, drawn by New (prefix.go).
+	prefix string
 
 	mu    sync.Mutex
 	guard *guard // until bound: loopback names on any port, with the token
@@ -129,13 +131,17 @@ func New(sess Session, guild *runner.Guild, version string, opts ...Option) (*Se
 	if err != nil {
 		return nil, err
 	}
+	prefix, err := newPrefix()
+	if err != nil {
+		return nil, err
+	}
 	files := static.Files()
 	s := &Server{
 		sess: sess, guild: guild, version: version, labels: labels,
 		assets: assets.New(files), files: files,
 		views: newViewCache(sess.Workspace(), labels), hub: newHub(), streamHub: newStreamHub(),
 		summaries: newSummaries(sess.Workspace()),
-		token:     token, guard: unboundGuard(token),
+		token:     token, prefix: prefix, guard: unboundGuard(token, prefix),
 	}
 	for _, o := range opts {
 		o(s)
@@ -205,7 +211,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) (string, er
 		ln.Close()
 		return "", fmt.Errorf("web: listener address %v is not TCP", ln.Addr())
 	}
-	g := newGuard(tcp, s.token)
+	g := newGuard(tcp, s.token, s.prefix)
 	s.mu.Lock()
 	s.guard = g
 	s.mu.Unlock()
@@ -301,7 +307,10 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleFavicon answers the browser's automatic request; the client sets
-// its own state-reflecting icon from /static/.
+// its own state-reflecting icon from static/. The redirect is relative, so
+// it stays under the prefix the request came through (http.Redirect would
+// resolve it against the stripped path).
 func (s *Server) handleFavicon(w http.ResponseWriter, r *http.Request) {
-	http.Redirect(w, r, "/static/css/favicon-idle.svg", http.StatusFound)
+	w.Header().Set("Location", "static/css/favicon-idle.svg")
+	w.WriteHeader(http.StatusFound)
 }

@@ -22,7 +22,7 @@ func TestIndexIsServedWithTheCSP(t *testing.T) {
 	ts := newTestServer(t)
 	res := ts.do("GET", "/", nil, nil)
 	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 || !strings.Contains(string(body), `<script type="module" src="/static/app.js">`) {
+	if res.StatusCode != 200 || !strings.Contains(string(body), `<script type="module" src="static/app.js">`) {
 		t.Fatalf("GET /: %d %s", res.StatusCode, body)
 	}
 	if got := res.Header.Get("Content-Security-Policy"); !strings.Contains(got, "script-src 'self'") || strings.Contains(got, "unsafe-inline") {
@@ -478,12 +478,13 @@ func TestGuardRejectsForeignHostsAndOrigins(t *testing.T) {
 		return res
 	}
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.http.URL, "http://"))
-	for _, host := range []string{"evil.example:" + port, "evil.example", "192.168.1.20:" + port, "localhost.evil.example:" + port} {
+	for _, host := range []string{"evil.example:" + port, "evil.example", "evil.example:19000", "192.168.1.20:" + port,
+		"192.168.1.20:19000", "localhost.evil.example:" + port, "localhost.evil.example:19000"} {
 		if res := send("GET", "/api/health", host, nil, ""); res.StatusCode != 403 {
 			t.Errorf("Host %s: %d", host, res.StatusCode)
 		}
 	}
-	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port} {
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port, "localhost:19000", "127.0.0.1:19000", "[::1]:19000"} {
 		if res := send("GET", "/api/health", host, nil, ""); res.StatusCode != 200 {
 			t.Errorf("Host %s: %d", host, res.StatusCode)
 		}
@@ -502,6 +503,20 @@ func TestGuardRejectsForeignHostsAndOrigins(t *testing.T) {
 	if res := send("PUT", "/api/settings", "", map[string]string{"Origin": self, "Sec-Fetch-Site": "same-origin"}, body); res.StatusCode != 200 {
 		t.Errorf("same origin: %d", res.StatusCode)
 	}
+	// Through a port forward the page's Origin and Host name the forward's
+	// port: a write from it passes; a page on another loopback port is
+	// another origin, and its write is refused.
+	if res := send("PUT", "/api/settings", "localhost:19000", map[string]string{"Origin": "http://localhost:19000", "Sec-Fetch-Site": "same-origin"}, body); res.StatusCode != 200 {
+		t.Errorf("same origin through a forward: %d", res.StatusCode)
+	}
+	for _, origin := range []string{"http://localhost:9999", "http://127.0.0.1:19000", "http://evil.example:19000"} {
+		if res := send("PUT", "/api/settings", "localhost:19000", map[string]string{"Origin": origin}, body); res.StatusCode != 403 {
+			t.Errorf("Origin %s to a forward: %d", origin, res.StatusCode)
+		}
+	}
+	if res := send("PUT", "/api/settings", "localhost:19000", map[string]string{"Origin": "http://localhost:19000", "Sec-Fetch-Site": "same-site"}, body); res.StatusCode != 403 {
+		t.Errorf("a same-site page on another loopback port: %d", res.StatusCode)
+	}
 	if res := send("GET", "/api/health", "", map[string]string{"Origin": "http://evil.example"}, ""); res.StatusCode != 200 {
 		t.Errorf("a cross-origin GET is not state-changing: %d", res.StatusCode)
 	}
@@ -514,7 +529,7 @@ func TestGuardRejectsForeignHostsAndOrigins(t *testing.T) {
 // TestGuardTokenBeyondLoopback: a wildcard bind requires the token as
 // loopback does, and accepts IP literals on its port, never other names.
 func TestGuardTokenBeyondLoopback(t *testing.T) {
-	g := newGuard(&net.TCPAddr{IP: net.IPv4zero, Port: 8765}, "abc123")
+	g := newGuard(&net.TCPAddr{IP: net.IPv4zero, Port: 8765}, "abc123", "/s/0123")
 	if g.url() != "http://127.0.0.1:8765/?token=abc123" {
 		t.Errorf("url %s", g.url())
 	}
@@ -533,19 +548,28 @@ func TestGuardTokenBeyondLoopback(t *testing.T) {
 		t.Errorf("no token: %d", res.StatusCode)
 	}
 	res := serve("/?token=abc123", "")
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/s/0123/" {
 		t.Errorf("token visit: %d %s", res.StatusCode, res.Header.Get("Location"))
 	}
 	if res := serve("/api/health", "abc123"); res.StatusCode != 200 {
 		t.Errorf("cookie: %d", res.StatusCode)
 	}
-	for host, want := range map[string]bool{"10.0.0.5:8765": true, "localhost:8765": true, "10.0.0.5:9999": false, "box.lan:8765": false} {
+	for host, want := range map[string]bool{"10.0.0.5:8765": true, "localhost:8765": true, "localhost:19000": true,
+		"10.0.0.5:9999": false, "box.lan:8765": false, "box.lan:19000": false, "10.0.0.5": false} {
 		if got := g.hostAllowed(host); got != want {
 			t.Errorf("hostAllowed(%s) = %v", host, got)
 		}
 	}
-	lo := newGuard(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}, "abc123")
-	for host, want := range map[string]bool{"127.0.0.1:8765": true, "localhost:8765": true, "[::1]:8765": true, "10.0.0.5:8765": false, "127.0.0.1:8766": false} {
+	lo := newGuard(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}, "abc123", "/s/0123")
+	// Loopback names on any port (a port forward names its own local
+	// port); every other name or address on no port at all.
+	for host, want := range map[string]bool{
+		"127.0.0.1:8765": true, "localhost:8765": true, "[::1]:8765": true,
+		"127.0.0.1:8766": true, "localhost:19000": true, "LOCALHOST:19000": true, "[::1]:19000": true,
+		"10.0.0.5:8765": false, "10.0.0.5:19000": false, "evil.example:8765": false, "evil.example:19000": false,
+		"localhost.evil.example:19000": false, "localhost.:19000": false, "localhost": false, "localhost:": false,
+		"[::1]": false, "127.0.0.1.nip.io:19000": false,
+	} {
 		if got := lo.hostAllowed(host); got != want {
 			t.Errorf("loopback hostAllowed(%s) = %v", host, got)
 		}

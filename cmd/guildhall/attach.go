@@ -93,6 +93,7 @@ func attach(cmd *cobra.Command, common *commonFlags, runID string) error {
 	}
 	opts := tui.Options{
 		Labels: sess.Labels(), Effort: effort, Attached: true, Context: ctx,
+		Theme: common.consoleTheme(operatorTheme(), cmd.OutOrStdout()),
 		Setup: strings.Join(sess.Setup(), " · "),
 		// The run id is the server's: checked by the client, and the whole
 		// notice is stripped of terminal control all the same.

@@ -316,6 +316,14 @@ func benchVariant(ctx context.Context, common *commonFlags, bf *benchFlags, op t
 			fmt.Fprintln(os.Stderr, "note:", render.SanitizeLine(n))
 		}
 		v.Provider = func(bench.Benchmark) (provider.Provider, error) { return p, nil }
+		models, notes, err := benchModels(ctx, d, g, common.keys)
+		if err != nil {
+			return bench.Variant{}, err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(os.Stderr, "note:", render.SanitizeLine(n))
+		}
+		v.Models = models
 	}
 	v.Name = variantName(g, d, nameGuild, nameModel)
 	return v, nil

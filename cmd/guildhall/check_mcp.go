@@ -36,6 +36,10 @@ func checkMCP(ctx context.Context, out io.Writer, cfg *config, sb sandboxState, 
 			who = "the workspace's " + c.Origin
 		}
 		fmt.Fprintf(out, "mcp server %s: %s; from %s\n", render.SanitizeLine(name), render.SanitizeLine(c.Summary(mode)), render.SanitizeLine(who))
+		if refs := c.References(); c.FromWorkspace && len(refs) > 0 {
+			fmt.Fprintf(out, "note: mcp server %s keeps %s as written: a workspace's configuration is not expanded from your environment\n",
+				render.SanitizeLine(name), render.SanitizeLine(strings.Join(refs, ", ")))
+		}
 	}
 	if !probe {
 		for _, role := range g.RoleNames() {

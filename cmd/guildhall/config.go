@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/guildhall/guildhall/runner"
@@ -19,7 +22,8 @@ import (
 	"github.com/guildhall/guildhall/tools"
 )
 
-// commonFlags are the flags every command shares.
+// commonFlags are the shared flags (each command registers the ones it
+// reads: sharedFlagsOf) and what a command resolved from them.
 type commonFlags struct {
 	workspace  string
 	guild      string
@@ -41,34 +45,115 @@ type commonFlags struct {
 	// (meta.json's guildPath): it replaces the usual choice, but not an
 	// explicit --guild.
 	recordedGuild string
-	sandbox       sandboxFlags
-	budget        budgetFlags
+	// recordedEndpoint, set by resume, is the endpoint the run used
+	// (meta.json): it replaces the deployment's, but not a flag or an
+	// environment variable.
+	recordedEndpoint recordedEndpoint
+	sandbox          sandboxFlags
+	budget           budgetFlags
 	// ownsProcess is true when the command is the whole process (main),
 	// not a test calling it in-process.
 	ownsProcess bool
+	// detectedTheme is what the terminal's background said, once asked
+	// (consoleTheme).
+	detectedTheme string
 }
 
-func (c *commonFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.workspace, "workspace", ".", "workspace directory the run works in")
-	fs.StringVar(&c.guild, "guild", "", "guild folder (default: the workspace's guild/ once trusted, else ~/.config/guildhall/guild/, else the embedded seed guild)")
-	fs.StringVar(&c.deployment, "deployment", "", "deployment file (default: the workspace's deployment.json once trusted, layered over ~/.config/guildhall/deployment.json and the built-in defaults)")
-	fs.StringVar(&c.provider, "provider", "", "model wire format: openai, openai-responses, anthropic or script")
-	fs.StringVar(&c.baseURL, "base-url", "", "model endpoint base URL, e.g. http://127.0.0.1:8080/v1")
-	fs.StringVar(&c.model, "model", "", "model name (overrides the deployment's model.name)")
-	fs.StringVar(&c.effort, "effort", "", "effort tier: quick, standard or thorough (default: project setting, else standard)")
-	fs.StringVar(&c.continues, "continue", "", "continue from a finished run (RUN_ID)")
-	fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
-	fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
-	fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
-	fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
-	c.sandbox.register(fs)
-	c.budget.register(fs)
+// registerShared registers the named shared flags on fs. Each command
+// registers only the ones it reads (sharedFlagsOf), so that its --help
+// lists no flag it would ignore.
+func (c *commonFlags) registerShared(fs *pflag.FlagSet, names ...string) {
+	for _, name := range names {
+		switch name {
+		case "workspace":
+			fs.StringVar(&c.workspace, "workspace", ".", "workspace directory the run works in")
+		case "guild":
+			fs.StringVar(&c.guild, "guild", "", "guild folder (default: the workspace's guild/ once trusted, else ~/.config/guildhall/guild/, else the embedded seed guild)")
+		case "deployment":
+			fs.StringVar(&c.deployment, "deployment", "", "deployment file (default: the workspace's deployment.json once trusted, layered over ~/.config/guildhall/deployment.json and the built-in defaults)")
+		case "provider":
+			fs.StringVar(&c.provider, "provider", "", "model wire format: openai, openai-responses, anthropic or script")
+		case "base-url":
+			fs.StringVar(&c.baseURL, "base-url", "", "model endpoint base URL, e.g. http://127.0.0.1:8080/v1 (deployment.json's model.apiBase)")
+		case "model":
+			fs.StringVar(&c.model, "model", "", "model name (overrides the deployment's model.name)")
+		case "effort":
+			fs.StringVar(&c.effort, "effort", "", "effort tier: quick, standard or thorough (default: project setting, else standard)")
+		case "continue":
+			fs.StringVar(&c.continues, "continue", "", "continue from a finished run (RUN_ID)")
+		case "web":
+			fs.StringVar(&c.web, "web", "", "also serve the browser console on ADDR (e.g. 127.0.0.1:8765)")
+		case "log-level":
+			fs.StringVar(&c.logLevel, "log-level", "", "log level: full or standard (default: project setting, else full)")
+		case "script":
+			fs.StringVar(&c.script, "script", "", "with --provider script: the scripted conversation (JSON); default: the demo's")
+		case "trust-workspace":
+			fs.BoolVar(&c.trustWorkspace, "trust-workspace", false, "apply the workspace's own guild/ and deployment.json, and remember that you trust them")
+		case "sandbox":
+			c.sandbox.register(fs)
+		case "budget":
+			c.budget.register(fs)
+		default:
+			panic("guildhall: no shared flag " + name) // a typo in sharedFlagsOf, caught by its test
+		}
+	}
+}
+
+// The shared flags, by what reads them: loading a session (the workspace,
+// its configuration, the endpoint, the sandbox and the budget), and
+// starting a task.
+var (
+	loadFlags = []string{"workspace", "guild", "deployment", "trust-workspace", "provider", "base-url", "model", "script", "sandbox", "budget"}
+	taskFlags = []string{"effort", "continue", "log-level", "web"}
+)
+
+// sharedFlagsOf is the shared flags of each command, by its path. A
+// command not listed has none.
+func sharedFlagsOf(path string) []string {
+	switch path {
+	case "guildhall", "guildhall run":
+		return append(append([]string{}, loadFlags...), taskFlags...)
+	case "guildhall resume", "guildhall serve":
+		return append(append([]string{}, loadFlags...), "web")
+	case "guildhall queue run":
+		return loadFlags
+	case "guildhall check":
+		return []string{"workspace", "guild", "deployment", "trust-workspace", "provider", "base-url", "model", "script", "sandbox"}
+	case "guildhall demo":
+		return []string{"web", "sandbox", "effort", "log-level"}
+	case "guildhall attach":
+		return []string{"workspace", "effort"}
+	case "guildhall settings":
+		return []string{"workspace", "effort", "log-level"}
+	case "guildhall queue add":
+		return []string{"workspace", "effort", "log-level", "continue"}
+	case "guildhall bench":
+		// bench has its own repeatable --guild and --model.
+		return []string{"deployment", "provider", "base-url", "sandbox", "budget", "effort"}
+	case "guildhall runs", "guildhall show", "guildhall revert", "guildhall trust", "guildhall records adopt",
+		"guildhall queue", "guildhall queue ls", "guildhall queue mv", "guildhall queue rm",
+		"guildhall queue answer", "guildhall queue requeue", "guildhall queue reset",
+		"guildhall foundry run", "guildhall foundry promote":
+		return []string{"workspace"}
+	}
+	return nil
+}
+
+// registerSharedFlags gives every command of the tree its shared flags.
+func (c *commonFlags) registerSharedFlags(cmd *cobra.Command) {
+	c.registerShared(cmd.Flags(), sharedFlagsOf(cmd.CommandPath())...)
+	for _, sub := range cmd.Commands() {
+		c.registerSharedFlags(sub)
+	}
 }
 
 // setup is everything a run needs, resolved from flags, files and the
 // environment.
 type setup struct {
-	workspace  string
+	workspace string
+	// ephemeral says the workspace is removed when the command ends (the
+	// demo's temporary copy): the console promises no resume.
+	ephemeral  bool
 	guild      *runner.Guild
 	deployment *runner.Deployment
 	provider   provider.Provider
@@ -85,8 +170,15 @@ type setup struct {
 	// endpoint is what the start-up probe of the provider found
 	// (endpoint.go).
 	endpoint *endpointState
+	// models are the endpoints of the named models the guild's roles run
+	// on, and modelStates what their start-up probes found (models.go).
+	models      map[string]runner.ModelEndpoint
+	modelStates map[string]*endpointState
 	// workspaceOrigins are the workspace's own files that were applied.
 	workspaceOrigins map[string]bool
+	// autoGuild says the guild was chosen by default (no --guild, no
+	// run's record): the model's window may pick the compact seed guild.
+	autoGuild bool
 }
 
 // webSearch is web_search's configuration: the deployment's section and
@@ -223,6 +315,9 @@ type config struct {
 	// environment, the operator's deployment file, or the built-in
 	// default): the only endpoint a key is sent to without question.
 	operatorBase string
+	// operatorBases are every endpoint the operator's own deployment
+	// names, its named models' too (models.go).
+	operatorBases map[string]bool
 	// workspaceOrigins are the workspace's files that were applied.
 	workspaceOrigins map[string]bool
 }
@@ -251,6 +346,7 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 		return nil, err
 	}
 	cfg := &config{workspace: ws, operatorBase: opDep.Model.APIBase, workspaceOrigins: map[string]bool{}}
+	cfg.noteOperatorBases(opDep)
 	opGuildDir, hasOpGuild := operatorGuild(op)
 	baseGuild := "the seed guild"
 	if hasOpGuild {
@@ -304,6 +400,7 @@ func (c *commonFlags) resolve(ctx context.Context, ask askTrust) (*config, error
 			return nil, usageErr(err)
 		}
 		cfg.operatorBase = d.Model.APIBase
+		cfg.noteOperatorBases(d)
 	case applied && found.Deployment != nil:
 		d = found.Deployment
 		cfg.workspaceOrigins[found.DeploymentFile] = true
@@ -349,20 +446,31 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 	if err := d.ApplyOriginalEnv(os.Getenv); err != nil {
 		return usageErr(err)
 	}
-	set := func(dst *string, path, flagName, flag, env string) {
+	rec := c.recordedEndpoint
+	set := func(dst *string, path, flagName, flag, env, recorded string) {
 		if flag != "" {
 			*dst = flag
 			d.SetOrigin(path, "--"+flagName)
 		} else if v := os.Getenv(env); v != "" {
 			*dst = v
 			d.SetOrigin(path, env)
+		} else if recorded != "" && !strings.HasPrefix(d.Origin(path), "ORCHESTRATOR_") {
+			// The original system's variables (ApplyOriginalEnv, above)
+			// are the environment too: they beat the record.
+			*dst = recorded
+			d.SetOrigin(path, "run "+rec.runID)
 		}
 	}
-	set(&d.Model.Provider, "model.provider", "provider", c.provider, "GUILDHALL_PROVIDER")
-	set(&d.Model.APIBase, "model.apiBase", "base-url", c.baseURL, "GUILDHALL_BASE_URL")
-	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL")
+	set(&d.Model.Provider, "model.provider", "provider", c.provider, "GUILDHALL_PROVIDER", rec.provider)
+	set(&d.Model.APIBase, "model.apiBase", "base-url", c.baseURL, "GUILDHALL_BASE_URL", rec.apiBase)
+	set(&d.Model.Name, "model.name", "model", c.model, "GUILDHALL_MODEL", rec.model)
 	if err := c.budget.apply(d); err != nil {
 		return err
+	}
+	// ${VAR} in the operator's MCP servers, from the operator's
+	// environment; a workspace's servers stay as written.
+	if err := d.ExpandMCPEnv(os.LookupEnv); err != nil {
+		return usageErr(err)
 	}
 	switch d.Model.Provider {
 	case "", "openai":
@@ -378,11 +486,21 @@ func (c *commonFlags) override(d *runner.Deployment) error {
 // endpoint the operator chose: when the workspace's own deployment file
 // picked the endpoint, and the operator did not configure that same one,
 // no key is sent and a note says how to send it.
+//
+// An endpoint taken from a run's record on resume (origin "run ID") counts
+// as chosen by the workspace: the record sits in the workspace, and the
+// endpoint may have come from its deployment file in the first place.
 func (cfg *config) keyFor(keys keyring) (string, string) {
 	d := cfg.deployment
 	key := keys.forProvider(d.Model.Provider)
-	if key == "" || !cfg.workspaceOrigins[d.Origin("model.apiBase")] || d.Model.APIBase == cfg.operatorBase {
+	origin := d.Origin("model.apiBase")
+	fromRecord := strings.HasPrefix(origin, "run ")
+	if key == "" || !(cfg.workspaceOrigins[origin] || fromRecord) || d.Model.APIBase == cfg.operatorBase {
 		return key, ""
+	}
+	if fromRecord {
+		return "", fmt.Sprintf("the API key is not sent to %s, which %s used: keys go only to endpoints you configured; to send it, pass --base-url %s or set model.apiBase in your own deployment.json",
+			d.Model.APIBase, strings.TrimPrefix(origin, "run "), d.Model.APIBase)
 	}
 	return "", fmt.Sprintf("the API key is not sent to %s: the workspace's %s chose that endpoint, and keys go only to endpoints you configured; to send it, pass --base-url %s or set model.apiBase in your own deployment.json",
 		d.Model.APIBase, d.Origin("model.apiBase"), d.Model.APIBase)
@@ -398,6 +516,17 @@ func (c *commonFlags) load(ctx context.Context) (*setup, error) { return c.loadW
 
 // loadWith is load with ask putting an undecided workspace to the operator.
 func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error) {
+	return c.loadSetup(ctx, ask, false)
+}
+
+// loadConsole is loadWith for the console, which opens before the
+// endpoint's model list is probed: the setup's endpoint is left pending,
+// and setup.probe completes it once the console is on screen.
+func (c *commonFlags) loadConsole(ctx context.Context, ask askTrust) (*setup, error) {
+	return c.loadSetup(ctx, ask, true)
+}
+
+func (c *commonFlags) loadSetup(ctx context.Context, ask askTrust, deferProbe bool) (*setup, error) {
 	cfg, err := c.resolve(ctx, ask)
 	if err != nil {
 		return nil, err
@@ -418,9 +547,12 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 	if err := checkEndpoint(cfg.deployment, key, keyNote); err != nil {
 		return nil, err
 	}
-	ep, err := openEndpoint(ctx, cfg.deployment, key, c.script)
+	ep, err := buildEndpoint(cfg.deployment, key, c.script)
 	if err != nil {
 		return nil, err
+	}
+	if ep.pending && !deferProbe {
+		ep.probeNow(ctx, cfg.deployment)
 	}
 	ep.keyNote = keyNote
 	notes = append(notes, ep.notes...)
@@ -429,7 +561,8 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		return nil, usageErr(err)
 	}
 	g := cfg.guild
-	if c.guild == "" && c.recordedGuild == "" {
+	autoGuild := c.guild == "" && c.recordedGuild == ""
+	if autoGuild && !ep.pending {
 		var note string
 		if g, note, err = seedForWindow(g, cfg.deployment); err != nil {
 			return nil, err
@@ -438,6 +571,11 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 			notes = append(notes, note)
 		}
 	}
+	models, modelStates, modelNotes, err := c.openModels(ctx, cfg, g, ep)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	notes = append(notes, modelNotes...)
 	for _, w := range g.Warnings {
 		notes = append(notes, "guild warning: "+w.Error())
 	}
@@ -445,5 +583,47 @@ func (c *commonFlags) loadWith(ctx context.Context, ask askTrust) (*setup, error
 		notes = append(notes, "project settings ignored: "+err.Error())
 	}
 	return &setup{workspace: cfg.workspace, guild: g, deployment: cfg.deployment, provider: ep.provider, endpoint: ep,
-		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins}, nil
+		models: models, modelStates: modelStates,
+		notes: notes, records: records, trust: cfg.trust, kagiKey: c.keys.kagi(), sandbox: sb, workspaceOrigins: cfg.workspaceOrigins,
+		autoGuild: autoGuild}, nil
+}
+
+// probed is what the console's background probe found: the deployment
+// with the model and window the server reported, the endpoint, the guild
+// for that window, and the notes of all three.
+type probed struct {
+	deployment *runner.Deployment
+	endpoint   *endpointState
+	guild      *runner.Guild
+	notes      []string
+	// problem is a setting the reported window refutes (maxTokens).
+	problem error
+}
+
+// probe completes a pending endpoint (loadConsole) as loadWith would
+// have, on a copy of the deployment: the session and the console go on
+// reading the original until the result is handed to them.
+func (s *setup) probe(ctx context.Context) probed {
+	d := *s.deployment
+	d.SetBy = maps.Clone(d.SetBy)
+	st := *s.endpoint
+	st.notes = nil
+	st.probeNow(ctx, &d)
+	out := probed{deployment: &d, endpoint: &st, guild: s.guild, notes: st.notes}
+	if err := d.CheckGenerationFits(); err != nil {
+		out.problem = err
+		return out
+	}
+	if s.autoGuild {
+		g, note, err := seedForWindow(s.guild, &d)
+		if err != nil {
+			out.problem = err
+			return out
+		}
+		out.guild = g
+		if note != "" {
+			out.notes = append(out.notes, note)
+		}
+	}
+	return out
 }

@@ -41,13 +41,15 @@ func runConsole(cmd *cobra.Command, common *commonFlags, args []string) error {
 			}
 		}
 	}
-	if err := common.checkContinue(); err != nil {
+	if err := common.checkTaskFlags(); err != nil {
 		return err
 	}
 	if err := needTerminal(cmd, args); err != nil {
 		return err
 	}
-	s, err := common.loadWith(ctx, consoleAsk(cmd))
+	// The console opens before the endpoint's model list answers (or
+	// times out): consoleSession probes it in the background.
+	s, err := common.loadConsole(ctx, consoleAsk(cmd, common))
 	if errors.Is(err, errQuitAtTrust) {
 		return nil
 	}
@@ -88,9 +90,9 @@ func needTerminal(cmd *cobra.Command, args []string) error {
 
 // consoleAsk puts an undecided workspace to the operator in a full-screen
 // prompt before the console opens.
-func consoleAsk(cmd *cobra.Command) askTrust {
+func consoleAsk(cmd *cobra.Command, common *commonFlags) askTrust {
 	return func(ctx context.Context, p trustPrompt) (trust.Decision, error) {
-		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files}
+		tp := tui.TrustPrompt{Workspace: p.Workspace, Files: p.Files, Theme: common.consoleTheme(p.Theme, cmd.OutOrStdout())}
 		for _, c := range p.Changes {
 			tp.Changes = append(tp.Changes, tui.TrustChange{Text: c.Text, Warn: c.Warn})
 		}
@@ -161,6 +163,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		return &exitCodeError{code: exitError, err: err}
 	}
 	printSessionNotes(notes, sess)
+	noteToolchains(ctx, notes, s.sandbox.policy, s.workspace)
 	stopNotify := startNotify(sess, s.deployment, cmd.ErrOrStderr())
 	defer stopNotify()
 	problem := ""
@@ -170,25 +173,9 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		// terminal after it closes.
 		fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(strings.SplitN(u.Explain(), "\n", 2)[0]))
 	}
-	// Reconcile the runs folder: the newest resumable run resumes under
-	// its id (when no new task was given and the endpoint answered),
-	// every other unfinished run is marked interrupted with the reason.
-	rec, err := sess.Reconcile()
-	if err != nil {
-		notes.note(err.Error())
-	}
-	noteOtherGuilds(notes, rec)
-	if rec.Resumable != "" {
-		switch {
-		case problem != "":
-			notes.note(fmt.Sprintf("run %s stopped before finishing; once the endpoint answers, resume it from History (r) or with `guildhall resume %s`", rec.Resumable, rec.Resumable))
-		case task == "":
-			if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
-				notes.note("could not resume " + rec.Resumable + ": " + err.Error())
-			}
-		default:
-			notes.note(fmt.Sprintf("run %s stopped before finishing; resume it with `guildhall resume %s`", rec.Resumable, rec.Resumable))
-		}
+	pending := s.endpoint != nil && s.endpoint.pending
+	if !pending {
+		reconcileAtStart(ctx, sess, notes, problem, task)
 	}
 	endpoint := newConsoleEndpoint(common.keys, sess, s)
 	opts := tui.Options{
@@ -200,11 +187,13 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 		},
 		EndpointProblem: problem,
 		Alerts:          consoleAlerts(s.deployment),
+		Ephemeral:       s.ephemeral,
+		Theme:           common.consoleTheme(s.deployment.Theme, cmd.OutOrStdout()),
 	}
 	if s.deployment.Model.Provider != "script" {
 		opts.Endpoint = endpoint
 	}
-	if problem != "" {
+	if problem != "" || pending {
 		// Queued tasks would only fail against an endpoint that never
 		// answered: the queue starts once it does.
 		sched := runner.NewScheduler(sess, runner.SchedulerOptions{})
@@ -216,7 +205,9 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 			once.Do(func() { _ = sched.Start(ctx) })
 			sched.Kick()
 		}
-		notes.note("the queue waits for the model endpoint: queued tasks start once it answers")
+		if !pending {
+			notes.note("the queue waits for the model endpoint: queued tasks start once it answers")
+		}
 	} else if sched, err := startScheduler(ctx, sess, notes); sched != nil {
 		opts.Queue = sched
 		endpoint.onAnswered = sched.Kick
@@ -249,17 +240,35 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	}
 	if common.web != "" {
 		opts.Notice = "browser console: " + url
-		fmt.Fprintln(notes, opts.Notice)
+		printConsoleURL(notes, url)
 	}
 	opts.Notes = notes.notes()
 	opts.Context = ctx // runs outlive the screen
+	var after afterScreen
+	if pending {
+		opts.Connect = func(ctx context.Context) tui.Connected {
+			return connectInBackground(ctx, sess, s, endpoint, task, &after)
+		}
+	}
 	ui, stopUI := sig.uiContext()
 	runErr := tui.Run(ui, sess, opts, tui.RunOptions{Output: cmd.OutOrStdout()})
 	stopUI()
+	after.print(cmd.ErrOrStderr())
+	hungUp := false
 	if ctx.Err() == nil && sig.hungUp(hangUpWait(runErr)) {
-		// The terminal went away: the run goes on headless.
-		runErr = nil
-		runDetached(ctx, sess, s.workspace, cmd.ErrOrStderr())
+		hungUp, runErr = true, nil
+		if s.ephemeral {
+			// The demo's temporary workspace goes when the process ends:
+			// nobody could attach to a run worth keeping, so the demo ends
+			// with its terminal (Close stops the run, and the caller
+			// removes the folder).
+			if _, live := sess.Active(); live {
+				fmt.Fprintln(cmd.ErrOrStderr(), "guildhall: the terminal went away; the demo stops and its temporary workspace is removed")
+			}
+		} else {
+			// The terminal went away: the run goes on headless.
+			runDetached(ctx, sess, s.workspace, cmd.ErrOrStderr(), s.deployment.Detach.Idle())
+		}
 	}
 	if ctx.Err() != nil {
 		// A signal (or the terminal going away) ended the console: the
@@ -275,7 +284,7 @@ func consoleSession(cmd *cobra.Command, common *commonFlags, s *setup, task stri
 	if closeErr != nil {
 		return &exitCodeError{code: exitError, err: closeErr}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || (hungUp && s.ephemeral) {
 		return &exitCodeError{code: exitInterrupted}
 	}
 	return nil
@@ -305,4 +314,29 @@ func hangUpWait(runErr error) time.Duration {
 		return 500 * time.Millisecond
 	}
 	return 0
+}
+
+// reconcileAtStart reconciles the runs folder: the newest resumable run
+// resumes under its id (when no new task was given and the endpoint
+// answered), every other unfinished run is marked interrupted with the
+// reason.
+func reconcileAtStart(ctx context.Context, sess *runner.Session, notes noter, problem, task string) {
+	rec, err := sess.Reconcile()
+	if err != nil {
+		notes.note(err.Error())
+	}
+	noteOtherGuilds(notes, rec)
+	if rec.Resumable == "" {
+		return
+	}
+	switch {
+	case problem != "":
+		notes.note(fmt.Sprintf("run %s stopped before finishing; once the endpoint answers, resume it from History (r) or with `guildhall resume %s`", rec.Resumable, rec.Resumable))
+	case task == "":
+		if err := sess.ResumeCheckpoint(ctx, rec.Resumable); err != nil {
+			notes.note("could not resume " + rec.Resumable + ": " + err.Error())
+		}
+	default:
+		notes.note(fmt.Sprintf("run %s stopped before finishing; resume it with `guildhall resume %s`", rec.Resumable, rec.Resumable))
+	}
 }

@@ -49,6 +49,13 @@ func newConsoleEndpoint(keys keyring, sess *runner.Session, s *setup) *consoleEn
 	return &consoleEndpoint{keys: keys, sess: sess, d: s.deployment, ep: ep}
 }
 
+// adopt takes the deployment and endpoint the start-up probe resolved.
+func (c *consoleEndpoint) adopt(d *runner.Deployment, ep *endpointState) {
+	c.mu.Lock()
+	c.d, c.ep = d, ep
+	c.mu.Unlock()
+}
+
 // provider is the provider the session uses now (for the summarizer).
 func (c *consoleEndpoint) provider() (provider.Provider, string) {
 	c.mu.Lock()

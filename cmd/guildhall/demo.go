@@ -82,7 +82,7 @@ func demoSetup(df *demoFlags, keys keyring) (*setup, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
-	return &setup{workspace: dir, guild: dm.Guild, deployment: dm.Deployment, provider: dm.Provider, records: records}, cleanup, nil
+	return &setup{workspace: dir, ephemeral: !df.keep && df.into == "", guild: dm.Guild, deployment: dm.Deployment, provider: dm.Provider, records: records}, cleanup, nil
 }
 
 // demoDirNote says what becomes of the demo workspace, so the operator

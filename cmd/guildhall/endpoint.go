@@ -35,6 +35,11 @@ type endpointState struct {
 	// keyNote says why no key was sent, when the workspace chose the
 	// endpoint.
 	keyNote string
+	// pending is set while the model list has not been probed yet (the
+	// console probes once it is on screen); cfg is what the provider was
+	// built from, for the rebuild with the model the probe resolves.
+	pending bool
+	cfg     provider.Config
 }
 
 // checkEndpoint checks the deployment's endpoint before anything is sent:
@@ -108,6 +113,17 @@ func hostIs(raw, host string) bool {
 // model and its context window, updating the deployment with what the
 // server reports.
 func openEndpoint(ctx context.Context, d *runner.Deployment, key, scriptFile string) (*endpointState, error) {
+	st, err := buildEndpoint(d, key, scriptFile)
+	if err != nil || !st.pending {
+		return st, err
+	}
+	st.probeNow(ctx, d)
+	return st, nil
+}
+
+// buildEndpoint builds the deployment's provider without probing it: a
+// provider with a model list is left pending for probeNow.
+func buildEndpoint(d *runner.Deployment, key, scriptFile string) (*endpointState, error) {
 	if d.Model.Provider == "script" {
 		data := seed.DemoScript()
 		if scriptFile != "" {
@@ -127,25 +143,33 @@ func openEndpoint(ctx context.Context, d *runner.Deployment, key, scriptFile str
 		base = ""
 	}
 	cfg := provider.Config{BaseURL: base, APIKey: key, Model: d.Model.Name, ReasoningField: d.Model.ReasoningField}
-	st := &endpointState{provider: buildProvider(d.Model.Provider, cfg)}
+	st := &endpointState{provider: buildProvider(d.Model.Provider, cfg), cfg: cfg}
+	_, st.pending = st.provider.(provider.Prober)
+	return st, nil
+}
+
+// probeNow lists the pending endpoint's models, adopting the model name
+// and window the server reports into d, and rebuilds the provider with
+// the resolved name.
+func (st *endpointState) probeNow(ctx context.Context, d *runner.Deployment) {
 	pr, ok := st.provider.(provider.Prober)
+	st.pending = false
 	if !ok {
-		return st, nil
+		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	models, err := pr.Probe(pctx)
 	cancel()
 	if err != nil {
 		st.probeErr = err
-		st.notes = append(st.notes, fmt.Sprintf("could not list models at %s (%v); continuing with the configured model", redactBase(base), err))
-		return st, nil
+		st.notes = append(st.notes, fmt.Sprintf("could not list models at %s (%v); continuing with the configured model", redactBase(st.cfg.BaseURL), err))
+		return
 	}
 	st.answered = true
 	st.notes = append(st.notes, adoptModel(d, models)...)
-	// Rebuild with the resolved model name.
+	cfg := st.cfg
 	cfg.Model = d.Model.Name
 	st.provider = buildProvider(d.Model.Provider, cfg)
-	return st, nil
 }
 
 func buildProvider(kind string, cfg provider.Config) provider.Provider {
@@ -251,7 +275,7 @@ func (s *setup) requireEndpoint() error {
 	if u := s.endpoint.unanswered(); u != nil {
 		return endpointError(u, "")
 	}
-	return nil
+	return s.requireModels()
 }
 
 // seedForWindow picks the compact seed guild when the seed guild was

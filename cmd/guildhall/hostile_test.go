@@ -251,10 +251,16 @@ func (h *hostile) assertOutsideUnchanged() {
 }
 
 // operatorState reports whether p is Guildhall's own operator state (the
-// records key, trust decisions), which it may create in HOME.
+// records key, trust decisions) or its cache (the sandbox's per-workspace
+// build caches, which sandboxed commands write by design), which it may
+// create in HOME.
 func (h *hostile) operatorState(p string) bool {
-	state := filepath.Join(h.home, ".local", "state", "guildhall")
-	return p == state || strings.HasPrefix(p, state+string(filepath.Separator))
+	for _, own := range []string{filepath.Join(h.home, ".local", "state", "guildhall"), filepath.Join(h.home, ".cache", "guildhall")} {
+		if p == own || strings.HasPrefix(p, own+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return p == filepath.Join(h.home, ".cache")
 }
 
 // checksums hashes every file under the roots, with its mode; folders and

@@ -238,7 +238,7 @@ func TestHostileRecordsAreNeverObeyed(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stderr, "nothing waits") {
 		t.Errorf("queue run with a planted item:\n%s", res)
 	}
-	res = h.run(ws, 0, append([]string{"queue", "ls"}, common...)...)
+	res = h.run(ws, 0, "queue", "ls")
 	if !strings.Contains(res.stdout, "foreign") {
 		t.Errorf("queue ls does not mark the planted item:\n%s", res)
 	}

@@ -121,6 +121,18 @@ func do(t *testing.T, method, url, tok, body string, dress func(*http.Request)) 
 	return res.StatusCode, b
 }
 
+// firstVisit GETs the printed URL without following the redirect.
+func firstVisit(t *testing.T, url string) *http.Response {
+	t.Helper()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
 // rawRequest writes req as is on a fresh connection to addr and returns
 // the status line, for requests net/http would not send (no Host, an
 // absolute URI, HTTP/1.0).
@@ -214,6 +226,10 @@ func TestHostileDaemonCannotAnswerOverLoopback(t *testing.T) {
 		"nothing":        nil,
 		"its own origin": func(r *http.Request) { r.Header.Set("Origin", self); r.Header.Set("Sec-Fetch-Site", "same-origin") },
 		"localhost":      func(r *http.Request) { r.Host = "localhost:" + port },
+		// A loopback name on another port passes the Host check (a port
+		// forward looks like this); the token is still missing.
+		"localhost on another port": func(r *http.Request) { r.Host = "localhost:19000" },
+		"[::1] on another port":     func(r *http.Request) { r.Host = "[::1]:1" },
 		"a guessed cookie": func(r *http.Request) {
 			r.AddCookie(&http.Cookie{Name: "guildhall_token_" + port, Value: strings.Repeat("a", 64)})
 		},
@@ -246,6 +262,21 @@ func TestHostileDaemonCannotAnswerOverLoopback(t *testing.T) {
 			if bytes.Contains(b, []byte(tok)) || bytes.Contains(b, []byte("Should this run")) {
 				t.Errorf("%s: %s %s leaked the token or the question", name, rt.method, rt.path)
 			}
+		}
+	}
+	// A rebinding attacker's name, on the console's port or any other, is
+	// refused before the token counts: even the right token does not help.
+	for _, host := range []string{"evil.example:" + port, "evil.example:19000", "evil.example", "127.0.0.1.evil.example:" + port, "localhost.:" + port} {
+		code, b := do(t, "POST", api+"/api/answer", tok, answer, func(r *http.Request) { r.Host = host })
+		if code != http.StatusForbidden || !bytes.Contains(b, []byte("forbidden_host")) {
+			t.Errorf("Host %s with the token: %d %s, want 403 forbidden_host", host, code, b)
+		}
+	}
+	// A page on another loopback port (Origin) cannot write, token or not.
+	for _, origin := range []string{"http://127.0.0.1:19000", "http://localhost:" + port} {
+		code, _ := do(t, "POST", api+"/api/answer", tok, answer, func(r *http.Request) { r.Header.Set("Origin", origin) })
+		if code != http.StatusForbidden {
+			t.Errorf("Origin %s: %d, want 403", origin, code)
 		}
 	}
 	bodyLen := len(answer)
@@ -303,16 +334,21 @@ func TestHostileDaemonCannotAnswerOverLoopback(t *testing.T) {
 	}
 
 	// ---- the operator ----
-	// The printed URL lets a browser in: a cookie, then the cookie alone.
-	code, _ = do(t, "GET", cp.url, "", "", nil)
-	if code != http.StatusSeeOther {
-		t.Errorf("the printed URL answered %d, want 303", code)
+	// The printed URL lets a browser in: a cookie scoped to the page's
+	// random prefix, then the cookie alone under that prefix.
+	res := firstVisit(t, cp.url)
+	home := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(home, "/s/") || strings.Contains(home, tok) {
+		t.Fatalf("the printed URL answered %d Location %q, want 303 to /s/RANDOM/", res.StatusCode, home)
 	}
-	code, _ = do(t, "GET", api+"/api/questions", "", "", func(r *http.Request) {
+	if cs := res.Cookies(); len(cs) != 1 || cs[0].Path != home || cs[0].Value != tok || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
+		t.Errorf("the first visit's cookie %+v, want HttpOnly, Strict, Path=%s", cs, home)
+	}
+	code, _ = do(t, "GET", api+home+"api/questions", "", "", func(r *http.Request) {
 		r.AddCookie(&http.Cookie{Name: "guildhall_token_" + port, Value: tok})
 	})
 	if code != 200 {
-		t.Errorf("the cookie was refused: %d", code)
+		t.Errorf("the cookie was refused under the prefix: %d", code)
 	}
 	code, b = do(t, "POST", api+"/api/answer", tok, fmt.Sprintf(`{"id":%q,"answer":"Only fix the failing tests"}`, qid), nil)
 	if code != 200 {

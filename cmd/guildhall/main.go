@@ -95,7 +95,6 @@ it opens the console and submits the task at once.`,
 	}
 	common := &commonFlags{keys: keys, ownsProcess: ownsProcess}
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { settleIn(common, cmd.Annotations[settleAnnotation]) }
-	common.register(root.PersistentFlags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return runConsole(cmd, common, args) }
 	root.AddCommand(
 		newRunCmd(common),
@@ -104,6 +103,7 @@ it opens the console and submits the task at once.`,
 		newAttachCmd(common),
 		newShowCmd(common),
 		newRevertCmd(common),
+		newRecordsCmd(common),
 		newResumeCmd(common),
 		newCheckCmd(common),
 		newServeCmd(common),
@@ -113,6 +113,7 @@ it opens the console and submits the task at once.`,
 		newBenchCmd(common),
 		newFoundryCmd(common),
 	)
+	common.registerSharedFlags(root)
 	root.SetFlagErrorFunc(flagError)
 	return root
 }

@@ -105,7 +105,7 @@ func newQueueAddCmd(common *commonFlags) *cobra.Command {
 			if err := store.CheckLogLevel(common.logLevel); err != nil {
 				return usageErr(fmt.Errorf("--log-level: %w", err))
 			}
-			if err := common.checkContinue(); err != nil {
+			if err := common.checkTaskFlags(); err != nil {
 				return err
 			}
 			ws, q, err := queueOf(common)
@@ -540,7 +540,7 @@ func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) e
 	var held *runner.EndpointError
 	if errors.As(drainErr, &held) {
 		// A setup problem, like run's: exit 2, the item waiting again.
-		held.Unanswered.KeyNote = s.endpoint.keyNoteOrEmpty()
+		held.Unanswered.KeyNote = s.keyNoteFor(held.Unanswered)
 		return usageErr(held)
 	}
 	if drainErr != nil {

@@ -49,7 +49,7 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	live := liveRuns(ws)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tLIVE\tEFFORT\tSTARTED\tSUMMARY")
-	foreign := 0
+	foreign, moved := 0, 0
 	for _, id := range ids {
 		m, err := ws.ReadMeta(id)
 		if err != nil {
@@ -71,6 +71,10 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 		if m.Foreign {
 			status = "foreign (" + status + ")"
 			foreign++
+			if m.MovedFrom != "" {
+				status = "moved (" + render.SanitizeLine(m.Status) + ")"
+				moved++
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, status, live.of(m), render.SanitizeLine(m.Effort),
 			startedText(m), clipRunes(render.SanitizeLine(summary), 70))
@@ -82,7 +86,11 @@ func listRuns(out io.Writer, ws store.Workspace) error {
 		fmt.Fprintln(out, "\nLIVE attach: the run goes on in a console you can attach to with `guildhall attach RUN_ID`.")
 	}
 	if foreign > 0 {
-		fmt.Fprintf(out, "\n%d foreign run(s): their records were not written by Guildhall for you (the integrity check failed),\nso they are never resumed or continued; `guildhall show RUN_ID` shows one read-only.\n", foreign)
+		fmt.Fprintf(out, "\n%d foreign run(s): their records are not sealed for this folder by your key, so they are never resumed or\ncontinued; `guildhall show RUN_ID` shows one read-only.", foreign)
+		if moved > 0 {
+			fmt.Fprintf(out, " %d of them you recorded when this folder was elsewhere (it moved, or was copied).", moved)
+		}
+		fmt.Fprintln(out, "\nIf they are yours, `guildhall records adopt` lists them and re-seals the ones you confirm.")
 	}
 	return nil
 }
@@ -185,9 +193,16 @@ func knownRun(ws store.Workspace, id string) error {
 	return nil
 }
 
-// checkContinue validates --continue: a usage error when it names no run
-// of the workspace.
-func (c *commonFlags) checkContinue() error {
+// checkTaskFlags checks the flags of a new task before anything slow
+// (the endpoint probe): --effort, --log-level, and that --continue names a
+// run of this workspace.
+func (c *commonFlags) checkTaskFlags() error {
+	if c.effort != "" && !runner.ValidEffort(c.effort) {
+		return usageErr(fmt.Errorf("--effort %q is not one of quick, standard, thorough", c.effort))
+	}
+	if err := store.CheckLogLevel(c.logLevel); err != nil {
+		return usageErr(fmt.Errorf("--log-level %q is not one of full, standard", c.logLevel))
+	}
 	if c.continues == "" {
 		return nil
 	}
@@ -224,8 +239,10 @@ func showRun(out io.Writer, m *store.Meta, summary string) {
 	switch {
 	case m.Foreign && m.OriginalFormat:
 		fmt.Fprintln(out, "Foreign  written by the original system (orchestration-builder), not by Guildhall for you: shown read-only, never resumed or continued")
+	case m.Foreign && m.MovedFrom != "":
+		fmt.Fprintf(out, "Foreign  recorded when this folder was %s (it moved since): shown read-only until `guildhall records adopt` re-seals it here\n", render.SanitizeLine(m.MovedFrom))
 	case m.Foreign:
-		fmt.Fprintln(out, "Foreign  its records were not written by Guildhall for you (the integrity check failed): shown read-only, never resumed or continued")
+		fmt.Fprintln(out, "Foreign  its records are not sealed for this folder by your key (another folder, machine or account, or not Guildhall's): shown read-only, never resumed or continued; `guildhall records adopt` re-seals it if it is yours")
 	}
 	fmt.Fprintf(out, "Status   %s\n", render.SanitizeLine(m.Status))
 	fmt.Fprintf(out, "Effort   %s\n", render.SanitizeLine(m.Effort))
@@ -303,9 +320,10 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 				return &exitCodeError{code: exitError, err: err}
 			}
 			if m.Foreign {
-				return &exitCodeError{code: exitError, err: &runner.ForeignRunError{RunID: m.RunID, Record: store.MetaFile, Original: m.OriginalFormat}}
+				return &exitCodeError{code: exitError, err: runner.ForeignRun(m)}
 			}
 			common.recordedGuild = m.GuildPath
+			common.recordedEndpoint = endpointOf(m)
 			if common.deployment == "" {
 				common.deployment = explicitDeployment(m)
 			}
@@ -323,6 +341,23 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 	cmd.Flags().BoolVar(&rf.json, "json", false, "print one log event per line (NDJSON) instead of readable lines")
 	cmd.Flags().BoolVar(&rf.noInput, "no-input", false, "answer ask_human with a \"no operator available\" tool error")
 	return cmd
+}
+
+// recordedEndpoint is the endpoint a run used, as its meta.json names it;
+// resume uses it unless a flag or an environment variable says otherwise.
+type recordedEndpoint struct {
+	runID, provider, apiBase, model string
+}
+
+// endpointOf is the endpoint run m used. A scripted run's script is not
+// recorded, so a scripted run yields none: resuming it takes --provider
+// script and --script as before. A record without an address (older
+// runs) yields none either.
+func endpointOf(m *store.Meta) recordedEndpoint {
+	if m.Provider == "" || m.Provider == "script" || m.APIBase == "" {
+		return recordedEndpoint{}
+	}
+	return recordedEndpoint{runID: m.RunID, provider: m.Provider, apiBase: m.APIBase, model: m.Model}
 }
 
 // explicitDeployment is the deployment file a run was started with by
@@ -356,6 +391,13 @@ func setupDrift(m *store.Meta, s *setup) []string {
 		notes = append(notes, fmt.Sprintf("the deployment changed since run %s started (then %s, now %s)", m.RunID, filesText(m.DeploymentFiles), filesText(s.deployment.Files)))
 	}
 	d := s.deployment.Model
+	if o := s.deployment.Origin("model.apiBase"); strings.HasPrefix(o, "run ") {
+		model := ""
+		if d.Name != "" {
+			model = ", model " + d.Name
+		}
+		notes = append(notes, fmt.Sprintf("resuming with the endpoint run %s used: %s %s%s (--provider, --base-url and --model choose another)", m.RunID, d.Provider, d.APIBase, model))
+	}
 	if m.APIBase != "" && (m.Provider != d.Provider || m.APIBase != d.APIBase) {
 		notes = append(notes, fmt.Sprintf("run %s used the %s endpoint %s; this resume uses %s %s (pass --provider and --base-url to use the same)", m.RunID, m.Provider, m.APIBase, d.Provider, d.APIBase))
 	}
@@ -457,6 +499,7 @@ it; a server that fails its probe fails the check.`,
 			if _, note := cfg.keyFor(common.keys); note != "" {
 				fmt.Fprintln(out, "note:", render.SanitizeLine(note))
 			}
+			checkModels(out, cfg, g, common.keys)
 			sb, err := common.checkSandbox(out, cfg.workspace, d)
 			if err != nil {
 				return err

@@ -42,7 +42,7 @@ Exit status: 0 success, 1 error, 2 usage or configuration error,
 		Args:        args{min: 1, max: 1, what: "the task to run", example: `guildhall run "Add a --verbose flag"`, oneText: true}.validate,
 		Annotations: settles(settleHeadless),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := common.checkContinue(); err != nil {
+			if err := common.checkTaskFlags(); err != nil {
 				return err
 			}
 			ctx, stop := signalContext()
@@ -160,7 +160,7 @@ func noteOtherGuilds(errOut io.Writer, rec runner.Reconciliation) {
 func (s *setup) sessionConfig(noInput bool) runner.SessionConfig {
 	return runner.SessionConfig{
 		Workspace: s.workspace, Sealer: s.records.Seal, Redactor: s.records.Redact, WorkspaceConfig: s.trust.info(),
-		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, NoInput: noInput, WebSearch: s.webSearch(),
+		Guild: s.guild, Deployment: s.deployment, Provider: s.provider, Models: s.models, NoInput: noInput, WebSearch: s.webSearch(),
 		Sandbox:          s.sandbox.host,
 		EndpointAnswered: s.endpoint.hasAnswered(), StartProbe: s.endpoint.probe(),
 	}
@@ -275,7 +275,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 	}
 	defer stopWeb()
 	if url != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "browser console:", url)
+		printConsoleURL(cmd.ErrOrStderr(), url)
 	}
 	if err := start(runCtx); err != nil {
 		return finish(err)
@@ -293,7 +293,7 @@ func followRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf 
 		return &exitCodeError{code: exitError, err: err}
 	}
 	if u := outcome.Endpoint; u != nil {
-		u.KeyNote = s.endpoint.keyNoteOrEmpty()
+		u.KeyNote = s.keyNoteFor(u)
 		id := outcome.RunID
 		if outcome.Stopped {
 			id = "" // a resumed run stays resumable

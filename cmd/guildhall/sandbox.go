@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -97,12 +98,16 @@ func (c *commonFlags) applyDemoSandbox(s *setup, errOut io.Writer) error {
 }
 
 // printSandboxSummary is a headless run's first line: the policy at a
-// glance (on stderr with --json, whose stdout is NDJSON only).
+// glance (on stderr with --json, whose stdout is NDJSON only), and, at the
+// workspace's first run, what the sandbox shows its toolchains.
 func printSandboxSummary(out, errOut io.Writer, json bool, s *setup) {
 	if json {
 		out = errOut
 	}
 	fmt.Fprintln(out, s.sandbox.policy.Summary())
+	if firstRun(s.workspace) {
+		printToolchains(context.Background(), out, s.sandbox.policy, s.workspace)
+	}
 }
 
 // checkSandbox is `guildhall check`'s sandbox line: the policy, and
@@ -113,5 +118,6 @@ func (c *commonFlags) checkSandbox(out io.Writer, ws string, d *runner.Deploymen
 		return sandboxState{}, err
 	}
 	fmt.Fprintf(out, "%s: ok\n", st.policy.Summary())
+	printToolchains(context.Background(), out, st.policy, ws)
 	return st, nil
 }

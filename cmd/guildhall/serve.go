@@ -49,7 +49,7 @@ the browser. On start the newest resumable run resumes.`,
 				return err
 			}
 			defer stopWeb()
-			fmt.Fprintln(cmd.ErrOrStderr(), "browser console:", url)
+			printConsoleURL(cmd.ErrOrStderr(), url)
 			<-ctx.Done()
 			windDownLive(sess, cmd.ErrOrStderr())
 			if _, live := sess.Active(); live {

@@ -25,6 +25,7 @@ type activity struct {
 	roles    []string
 	notes    []string
 	noAction bool
+	models   modelUse
 }
 
 // readActivity folds the events of a run's log that `show` reports on.
@@ -46,6 +47,7 @@ func readActivity(ws store.Workspace, runID string) (activity, error) {
 }
 
 func (a *activity) apply(e event.Event) {
+	a.models.apply(e)
 	switch e.Type {
 	case event.ToolResult:
 		var p event.ToolResultPayload
@@ -90,6 +92,7 @@ func showActivity(out io.Writer, ws store.Workspace, runID string) {
 	list(out, a.failed)
 	list(out, a.roles)
 	list(out, a.notes)
+	a.models.show(out)
 }
 
 // list prints lines, at most showListed of them.

@@ -75,6 +75,9 @@ type trustPrompt struct {
 	Changes   []trust.Change
 	// Changed is set when an earlier decision was about other contents.
 	Changed *trust.Record
+	// Theme is the operator's theme setting (their deployment.json's):
+	// the workspace's files are not applied while it asks.
+	Theme string
 }
 
 // askTrust puts a prompt to the operator and returns the decision; a
@@ -124,7 +127,7 @@ func (c *commonFlags) decideTrust(ctx context.Context, op trust.Dirs, ws string,
 		st.state, st.source = rec.Decision, "remembered from "+rec.At.Local().Format("2006-01-02")
 		return st, nil
 	case ask != nil:
-		p := trustPrompt{Workspace: ws, Files: found.Files, Changes: found.Changes(base, baseGuild)}
+		p := trustPrompt{Workspace: ws, Files: found.Files, Changes: found.Changes(base, baseGuild), Theme: base.Theme}
 		if known {
 			p.Changed = &rec
 		}

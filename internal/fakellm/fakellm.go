@@ -30,6 +30,16 @@ type Reply struct {
 	// PromptTokens, CompletionTokens and CachedTokens are the usage the
 	// reply reports (PromptTokens defaults to a size estimate).
 	PromptTokens, CompletionTokens, CachedTokens int
+	// Timings, when set, is sent on the usage chunk as llama-server's
+	// timings object (Chat Completions only).
+	Timings *Timings
+}
+
+// Timings is llama-server's account of a call: prompt tokens taken from
+// the slot's cache and evaluated, and the generation speed.
+type Timings struct {
+	CacheN, PromptN, PredictedN int
+	PredictedPerSecond          float64
 }
 
 // Request is what the server received, for assertions.
@@ -373,9 +383,13 @@ func writeChat(w io.Writer, r Reply, n int) {
 		finish = "tool_calls"
 	}
 	sse(w, "", chunk(map[string]any{}, finish))
-	sse(w, "", js(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1, "model": "fake-model", "choices": []any{},
+	last := map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion.chunk", "created": 1, "model": "fake-model", "choices": []any{},
 		"usage": map[string]any{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens,
-			"prompt_tokens_details": map[string]any{"cached_tokens": r.CachedTokens}}}))
+			"prompt_tokens_details": map[string]any{"cached_tokens": r.CachedTokens}}}
+	if t := r.Timings; t != nil {
+		last["timings"] = map[string]any{"cache_n": t.CacheN, "prompt_n": t.PromptN, "predicted_n": t.PredictedN, "predicted_per_second": t.PredictedPerSecond}
+	}
+	sse(w, "", js(last))
 	sse(w, "", "[DONE]")
 }
 

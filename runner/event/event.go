@@ -235,6 +235,12 @@ type RoleStartPayload struct {
 	// rather than a custom codec: the flow model decodes every role event.)
 	ParentID     string `json:"parentId,omitempty"`
 	ParentRoleID string `json:"parentRoleId,omitempty"`
+	// Model is the model the instance's calls ask for (the configured or
+	// server-reported name; "" when neither said), and ModelRef the
+	// deployment's name for it when the role picks one of its models
+	// ("" for the model block).
+	Model    string `json:"model,omitempty"`
+	ModelRef string `json:"modelRef,omitempty"`
 }
 
 // RoleFinishedPayload: a role instance returned its card.
@@ -291,6 +297,16 @@ type Usage struct {
 	CompletionTokens   int `json:"completionTokens"`
 	TotalTokens        int `json:"totalTokens"`
 	CachedPromptTokens int `json:"cachedPromptTokens,omitempty"`
+	// EvaluatedPromptTokens is the part of the prompt the server computed
+	// afresh, and PromptCacheReported says the endpoint reported the split
+	// (llama.cpp's timings, OpenAI's cached_tokens, Anthropic's cache
+	// reads); without it neither count is known.
+	EvaluatedPromptTokens int  `json:"evaluatedPromptTokens,omitempty"`
+	PromptCacheReported   bool `json:"promptCacheReported,omitempty"`
+	// TokensPerSecond is the reply's generation speed: the server's own
+	// figure (llama.cpp's predicted_per_second), else the completion
+	// tokens over the time from the first streamed text to the end.
+	TokensPerSecond float64 `json:"tokensPerSecond,omitempty"`
 }
 
 // WireToolCall is a tool call as the model emitted it. It is written in
@@ -363,7 +379,11 @@ type LLMCallPayload struct {
 	Usage        Usage         `json:"usage"`
 	FinishReason string        `json:"finishReason,omitempty"`
 	Model        string        `json:"model,omitempty"`
-	ElapsedMs    int64         `json:"elapsedMs"`
+	// ModelRef is the deployment's name of the model the call went to,
+	// when the role runs on one of its named models ("" for the model
+	// block): the console prices the call at that model's price.
+	ModelRef  string `json:"modelRef,omitempty"`
+	ElapsedMs int64  `json:"elapsedMs"`
 }
 
 // LLMDeltaPayload is streamed text (ephemeral, never persisted).

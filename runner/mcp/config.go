@@ -58,6 +58,11 @@ type Config struct {
 	// no longer those the operator trusted (runner/trust pins them), and
 	// the server is then not started.
 	Verify func() error `json:"-"`
+
+	// expandedSecrets are the values ${VAR} references supplied
+	// (Expanded), and written the args and URL as written before.
+	expandedSecrets []string
+	written         *written
 }
 
 // Transports.
@@ -98,7 +103,7 @@ func (c Config) StartTimeout() int {
 // header value (a denylist of secret-looking names would miss one), and
 // every value in the URL's query (?key=…), which an error can quote.
 func (c Config) Secrets() []string {
-	var out []string
+	out := append([]string(nil), c.expandedSecrets...)
 	for _, v := range c.Env {
 		out = append(out, v)
 	}
@@ -133,6 +138,10 @@ func Names(m map[string]string) []string {
 // without user information or query, the sandbox, and the names (only)
 // of env and headers. runMode is the run's sandbox mode.
 func (c Config) Summary(runMode sandbox.Mode) string {
+	if c.written != nil {
+		// Show what the operator wrote, not what the environment put in.
+		c.Args, c.URL = c.written.args, c.written.url
+	}
 	var b strings.Builder
 	if c.Transport() == HTTP {
 		fmt.Fprintf(&b, "streamable HTTP %s", PublicURL(c.URL))
@@ -330,7 +339,7 @@ func checkHTTP(where string, c Config) []Problem {
 	add := func(msg string, path ...any) { ps = append(ps, Problem{Path: path, Msg: msg}) }
 	if c.URL == "" {
 		add(where + ` has "type": "http" but no url; give the server's streamable HTTP endpoint`)
-	} else if msg := urlProblem(c.URL); msg != "" {
+	} else if msg := urlProblem(withPlaceholders(c.URL)); msg != "" {
 		add(fmt.Sprintf("%s.url %s", where, msg), "url")
 	}
 	if len(c.Args) > 0 || len(c.Env) > 0 {

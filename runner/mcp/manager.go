@@ -183,16 +183,28 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 // every tool call, so that a server never goes on with a .git it could
 // write.
 func (m *Manager) DropStale() {
+	m.stopWhere(func(c *conn) bool { return c.stale() })
+}
+
+// StopConfined stops every running server that runs in a sandbox; each
+// starts again at its next call. git_init calls it first: a confined
+// server's mounts rely on the workspace's .git placeholder, which git_init
+// removes, and a server left running across it could write the new .git.
+func (m *Manager) StopConfined() {
+	m.stopWhere(func(c *conn) bool { return c.proc != nil && c.proc.Confined })
+}
+
+func (m *Manager) stopWhere(stop func(*conn) bool) {
 	for _, s := range m.servers {
 		s.mu.Lock()
 		c := s.conn
-		stale := c != nil && c.stale()
-		if stale {
+		stopped := c != nil && stop(c)
+		if stopped {
 			s.conn = nil
 			s.starts--
 		}
 		s.mu.Unlock()
-		if stale {
+		if stopped {
 			c.close()
 		}
 	}

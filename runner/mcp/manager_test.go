@@ -457,7 +457,10 @@ func TestStdioServerSandbox(t *testing.T) {
 		}
 	}
 
+	// An unconfined server may not run a program from the workspace: the
+	// operator's copy lies outside it.
 	none := newFixture(t, sandbox.None)
+	none.bin = mcptest.Binary(t, t.TempDir())
 	m = none.manager(map[string]Config{"t": none.stdio(mcptest.ModeTools)})
 	out = data(t, m.Call(ctxT(t), "t", "probe", args(map[string]string{"path": filepath.Join(home, "token.txt")}), 10*time.Second))
 	if !strings.Contains(out, "read:HOME-SECRET") || !strings.Contains(out, "cwd:"+none.ws) {
@@ -594,15 +597,22 @@ func TestServerRestartsWhenGitAppears(t *testing.T) {
 		t.Fatalf("a write in the workspace: %s", out)
 	}
 	first := m.servers["t"].conn
+	// As the run does around git_init: the confined servers stop, the
+	// placeholder goes, .git is made, and the next start mounts it
+	// read-only.
+	m.StopConfined()
+	select {
+	case <-first.proc.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a confined server was not stopped")
+	}
+	if err := f.sb.ClearGitPlaceholder(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	m.DropStale()
-	select {
-	case <-first.proc.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a stale server was not stopped")
-	}
 	out := data(t, m.Call(ctxT(t), "t", "write", args(map[string]string{"path": hook, "text": "#!/bin/sh\ntouch /tmp/pwned\n"}), 10*time.Second))
 	if !strings.Contains(out, "write:refused") {
 		t.Fatalf("the restarted server wrote .git: %s", out)

@@ -302,6 +302,10 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 		CompletionTokens:   int(output),
 		TotalTokens:        int(prompt + output),
 		CachedPromptTokens: int(cacheRead),
+		// The Messages API always reports cache reads and writes: what
+		// was written to the cache, like the rest, was evaluated.
+		EvaluatedPromptTokens: int(input + cacheCreate),
+		PromptCacheReported:   true,
 	}
 	resp.Content = content.String()
 	resp.Reasoning = reasoning.String()

@@ -27,7 +27,7 @@ func TestAnthropicAssemblesStreamedReply(t *testing.T) {
 		t.Errorf("finish %q model %q", resp.FinishReason, resp.Model)
 	}
 	// prompt = input 120 + cache read 2000 + cache creation 30
-	if resp.Usage != (Usage{PromptTokens: 2150, CompletionTokens: 58, TotalTokens: 2208, CachedPromptTokens: 2000}) {
+	if resp.Usage != (Usage{PromptTokens: 2150, CompletionTokens: 58, TotalTokens: 2208, CachedPromptTokens: 2000, EvaluatedPromptTokens: 150, PromptCacheReported: true}) {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
 	if got := c.content(); !reflect.DeepEqual(got, []string{"Let me ", "look."}) {

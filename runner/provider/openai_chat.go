@@ -28,7 +28,9 @@ package provider
 //     empty instead of failing the stream; malformed JSON still fails it.
 //   - stream_options.include_usage is requested so usage arrives in the
 //     final chunk (llama.cpp may put it on the finish chunk itself);
-//     prompt_tokens_details.cached_tokens is the cached prompt count.
+//     prompt_tokens_details.cached_tokens is the cached prompt count, and
+//     llama.cpp's timings object (cache_n, prompt_n, predicted_per_second)
+//     the server's own cache split and generation speed.
 //   - Reasoning is read from the deployment's field ("reasoning_content":
 //     llama.cpp, DeepSeek, vLLM; "reasoning": Ollama, OpenRouter; any other
 //     name is read from the raw delta), or from either common one when none
@@ -153,13 +155,8 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
-		if u := chunk.Usage; u != nil {
-			resp.Usage = Usage{
-				PromptTokens:       int(u.PromptTokens),
-				CompletionTokens:   int(u.CompletionTokens),
-				TotalTokens:        int(u.TotalTokens),
-				CachedPromptTokens: int(u.PromptTokensDetails.CachedTokens),
-			}
+		if chunk.Usage != nil || chunk.Timings != nil {
+			resp.Usage = chatUsage(chunk.Usage, chunk.Timings)
 		}
 		for i, ch := range chunk.Choices {
 			if ch.Index != 0 {

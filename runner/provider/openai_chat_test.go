@@ -84,7 +84,7 @@ func TestOpenAIChatAssemblesStreamedReply(t *testing.T) {
 	if resp.FinishReason != "tool_calls" {
 		t.Errorf("finish = %q", resp.FinishReason)
 	}
-	if resp.Usage != (Usage{PromptTokens: 1234, CompletionTokens: 42, TotalTokens: 1276, CachedPromptTokens: 1024}) {
+	if resp.Usage != (Usage{PromptTokens: 1234, CompletionTokens: 42, TotalTokens: 1276, CachedPromptTokens: 1024, EvaluatedPromptTokens: 210, PromptCacheReported: true}) {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
 	if resp.Model != "qwen3-8b-q4_k_m.gguf" {

@@ -285,6 +285,9 @@ type chatStreamChunk struct {
 	// Usage is nil unless the chunk carries a usage object: servers omit it
 	// or send null on every chunk but the last.
 	Usage *chatStreamUsage `json:"usage"`
+	// Timings is llama.cpp's own account of the call, on the last chunk:
+	// how much of the prompt came from its cache and how fast it wrote.
+	Timings *chatTimings `json:"timings"`
 	// raw is the chunk as received, for a reasoning field whose name is
 	// only known from the provider's configuration (customReasoning).
 	raw []byte
@@ -331,12 +334,52 @@ type chatToolCallDelta struct {
 }
 
 type chatStreamUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	TotalTokens         int64 `json:"total_tokens"`
-	PromptTokensDetails struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	// PromptTokensDetails is nil when the server does not report the
+	// cached part of the prompt.
+	PromptTokensDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+}
+
+// chatTimings is llama-server's timings object: cache_n prompt tokens
+// reused from the slot's cache, prompt_n evaluated, predicted_n generated
+// at predicted_per_second.
+type chatTimings struct {
+	CacheN             int64   `json:"cache_n"`
+	PromptN            int64   `json:"prompt_n"`
+	PredictedN         int64   `json:"predicted_n"`
+	PredictedPerSecond float64 `json:"predicted_per_second"`
+}
+
+// chatUsage is the call's Usage from the usage object and, when the
+// server sent them, llama.cpp's timings, which win for the cache split:
+// they are the server's own count.
+func chatUsage(u *chatStreamUsage, t *chatTimings) Usage {
+	var out Usage
+	if u != nil {
+		out = Usage{PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens), TotalTokens: int(u.TotalTokens)}
+		if d := u.PromptTokensDetails; d != nil {
+			out.CachedPromptTokens = int(d.CachedTokens)
+			out.EvaluatedPromptTokens = max(0, out.PromptTokens-out.CachedPromptTokens)
+			out.PromptCacheReported = true
+		}
+	}
+	if t != nil {
+		out.CachedPromptTokens, out.EvaluatedPromptTokens, out.PromptCacheReported = int(t.CacheN), int(t.PromptN), true
+		if out.PromptTokens == 0 {
+			out.PromptTokens = int(t.CacheN + t.PromptN)
+		}
+		if out.CompletionTokens == 0 {
+			out.CompletionTokens = int(t.PredictedN)
+		}
+		if t.PredictedPerSecond > 0 {
+			out.TokensPerSecond = t.PredictedPerSecond
+		}
+	}
+	return out
 }
 
 // UnmarshalJSON decodes leniently (see decode).

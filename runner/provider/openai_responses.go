@@ -236,6 +236,9 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 				CompletionTokens:   int(u.OutputTokens),
 				TotalTokens:        int(u.TotalTokens),
 				CachedPromptTokens: int(u.InputTokensDetails.CachedTokens),
+				// The Responses API always reports input_tokens_details.
+				EvaluatedPromptTokens: int(max(0, u.InputTokens-u.InputTokensDetails.CachedTokens)),
+				PromptCacheReported:   true,
 			}
 			resp.FinishReason = "stop"
 			if ev.Type == "response.incomplete" {

@@ -24,7 +24,7 @@ func TestOpenAIResponsesAssemblesStreamedReply(t *testing.T) {
 	if resp.FinishReason != "tool_calls" || resp.Model != "gpt-oss-20b" {
 		t.Errorf("finish %q model %q", resp.FinishReason, resp.Model)
 	}
-	if resp.Usage != (Usage{PromptTokens: 900, CompletionTokens: 37, TotalTokens: 937, CachedPromptTokens: 512}) {
+	if resp.Usage != (Usage{PromptTokens: 900, CompletionTokens: 37, TotalTokens: 937, CachedPromptTokens: 512, EvaluatedPromptTokens: 388, PromptCacheReported: true}) {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
 	if got := c.content(); !reflect.DeepEqual(got, []string{"Reading ", "now."}) {

@@ -62,6 +62,17 @@ type Usage struct {
 	CompletionTokens   int
 	TotalTokens        int
 	CachedPromptTokens int
+	// EvaluatedPromptTokens is the part of the prompt the server computed
+	// afresh (llama.cpp's timings.prompt_n; for OpenAI and Anthropic the
+	// prompt less its cached part), and PromptCacheReported says the
+	// endpoint reported the split at all: without it neither count is
+	// known, and both are 0.
+	EvaluatedPromptTokens int
+	PromptCacheReported   bool
+	// TokensPerSecond is the reply's generation speed as the server
+	// measured it (llama.cpp's timings.predicted_per_second); 0 when it
+	// did not say.
+	TokensPerSecond float64
 }
 
 // Response is the assembled reply of one call.

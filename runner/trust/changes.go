@@ -62,6 +62,10 @@ func (f *Found) Changes(base *runner.Deployment, baseGuild string) []Change {
 			if grants := g.Roles[name].MCPGrants(); len(grants) > 0 {
 				out = append(out, Change{Text: fmt.Sprintf("guild/ grants the MCP tools %s to %s", strings.Join(grants, ", "), name), Warn: true})
 			}
+			// Which of the deployment's models the role's work goes to.
+			if m := g.Roles[name].Model; m != "" {
+				out = append(out, Change{Text: fmt.Sprintf("guild/ runs %s on the deployment's model %s", name, m)})
+			}
 			if docs := g.Roles[name].ProjectDocs; len(docs) > 0 {
 				out = append(out, Change{Text: fmt.Sprintf("guild/ gives %s the workspace files %s as project documentation", name, strings.Join(docs, ", "))})
 			}
@@ -139,7 +143,8 @@ func mcpChanges(file string, base, d *runner.Deployment) []Change {
 }
 
 // weakening reports settings whose change sends work elsewhere or loosens
-// isolation: the model endpoint, the sandbox and its egress allowlist,
+// isolation: the model endpoint (the model block's, or a named model's:
+// one added or moved), the sandbox and its egress allowlist,
 // the operator's variables passed to commands, and where web_search sends
 // queries (a workspace's endpoint is reached only as the egress policy
 // allows, but a query can carry what a command printed).
@@ -147,6 +152,10 @@ func weakening(path string) bool {
 	switch path {
 	case "model.apiBase", "model.provider", "executor.passEnv", "webSearch.endpoint", "webSearch.provider":
 		return true
+	}
+	if rest, ok := strings.CutPrefix(path, "models."); ok {
+		_, field, _ := strings.Cut(rest, ".")
+		return field == "apiBase" || field == "provider"
 	}
 	return strings.HasPrefix(path, "sandbox.")
 }

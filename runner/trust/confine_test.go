@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/tools"
@@ -84,6 +85,11 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("writable %v", d.Sandbox.Writable)
 			}
 		}, "asks to make " + extra + " writable in the sandbox: refused"},
+		{"a host path shown read-only", `{"sandbox": {"readOnly": [` + jsonQ(opWritable) + `]}}`, `{"sandbox": {"readOnly": [` + jsonQ(opWritable) + `, ` + jsonQ(extra) + `]}}`, func(t *testing.T, d *runner.Deployment) {
+			if strings.Join(d.Sandbox.ReadOnly, ",") != opWritable {
+				t.Errorf("readOnly %v", d.Sandbox.ReadOnly)
+			}
+		}, "asks to show " + extra + " read-only in the sandbox: refused, a workspace may not add mounts"},
 		{"a server unconfined", `{}`, `{"mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "none"}}}}`, func(t *testing.T, d *runner.Deployment) {
 			c := d.MCPServers["s"]
 			if got := c.Mode(sandbox.WorkspaceWrite); got != sandbox.WorkspaceWrite {
@@ -111,7 +117,30 @@ func TestWorkspaceCannotLoosenTheSandbox(t *testing.T) {
 				t.Errorf("notify.command %q", d.Notify.Command)
 			}
 		}, "asks to set notify.command: refused"},
-		{"tightening is kept", `{}`, `{"sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+		{"a detached console that waits for ever", `{"detach": {"idleTimeout": "2h"}}`, `{"detach": {"idleTimeout": "0"}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := d.Detach.Idle(); got != 2*time.Hour || d.Origin("detach.idleTimeout") != "/op/deployment.json" {
+				t.Errorf("idle %s from %q", got, d.Origin("detach.idleTimeout"))
+			}
+		}, `asks for detach.idleTimeout "0": refused, a detached console waits at most 2h0m0s`},
+		{"a detached console that waits longer than the default", `{}`, `{"detach": {"idleTimeout": "48h"}}`, func(t *testing.T, d *runner.Deployment) {
+			if got := d.Detach.Idle(); got != runner.DefaultDetachIdle {
+				t.Errorf("idle %s", got)
+			}
+		}, `asks for detach.idleTimeout "48h": refused`},
+		{"limits raised", `{"sandbox": {"limits": {"processes": 2000}}}`, `{"sandbox": {"limits": {"processes": 100000, "cpuSeconds": 5, "fileSizeMiB": 4096}}}`, func(t *testing.T, d *runner.Deployment) {
+			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 2000, CPUSeconds: 5}); got != want {
+				t.Errorf("limits %+v, want %+v (the raises undone, the tightening kept)", got, want)
+			}
+		}, "asks to raise sandbox.limits.fileSizeMiB, sandbox.limits.processes: refused, the limits stay at 600 CPU seconds, no address-space limit, 1024 MiB files and 2000 processes"},
+		{"limits lowered", `{}`, `{"sandbox": {"limits": {"processes": 50, "addressSpaceMiB": 8192}}}`, func(t *testing.T, d *runner.Deployment) {
+			if got, want := d.Sandbox.Limits, (sandbox.LimitsConfig{Processes: 50, AddressSpaceMiB: 8192}); got != want {
+				t.Errorf("limits %+v, want %+v", got, want)
+			}
+		}, ""},
+		{"tightening is kept", `{}`, `{"detach": {"idleTimeout": "1h"}, "sandbox": {"mode": "read-only"}, "mcpServers": {"s": {"command": "srv", "sandbox": {"mode": "read-only"}}}}`, func(t *testing.T, d *runner.Deployment) {
+			if d.Detach.Idle() != time.Hour {
+				t.Errorf("a shorter detach.idleTimeout was not kept: %s", d.Detach.Idle())
+			}
 			if d.Sandbox.Mode != "read-only" || d.MCPServers["s"].Mode(sandbox.ReadOnly) != sandbox.ReadOnly {
 				t.Errorf("mode %q", d.Sandbox.Mode)
 			}

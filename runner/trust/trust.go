@@ -157,7 +157,7 @@ func createKey(path string) error {
 	if err != nil {
 		return fmt.Errorf("write records key %s: %w", path, err)
 	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := installNew(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("install records key %s: %w", path, err)
 	}
 	return nil

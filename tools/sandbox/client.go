@@ -22,7 +22,8 @@ const helperStartTimeout = 20 * time.Second
 // sandbox's PID 1 (--as-pid-1: no bwrap init holds the channel), talking
 // over a socket pair passed as its stdin and stdout, which it moves to a
 // close-on-exec descriptor before anything runs (helper.go). A socket
-// rather than pipes: a socket cannot be reopened by path through /proc.
+// rather than pipes: a socket cannot be reopened by path through /proc,
+// and the commands' shells get pipes of their own, never the socket.
 // Every frame is authenticated with the helper's own secret (protocol.go).
 type helperProc struct {
 	cmd       *exec.Cmd
@@ -73,11 +74,15 @@ func (s *Sandbox) ensureHelper() (*helperProc, error) {
 	if err != nil {
 		return nil, startFailed(err.Error())
 	}
+	if err := s.guardGit(s.opts.Policy); err != nil {
+		return nil, startFailed(err.Error())
+	}
 	ident := watchIdent(s.opts.Workspace)
 	l, err := newLayout(s.opts.Policy, s.opts.Workspace, s.scratch)
 	if err != nil {
 		return nil, startFailed(err.Error())
 	}
+	l.view = s.ensureView()
 	args, err := l.args(mountOptions{helperExe: exe, proxySock: sock})
 	if err != nil {
 		return nil, startFailed(err.Error())

@@ -42,6 +42,8 @@ func RunHelperIfAsked() {
 		os.Exit(helperMain(os.Args[2:], os.Stderr))
 	case ExecCommand:
 		os.Exit(execMain(os.Args[2:], os.Stderr))
+	case ServerShimCommand:
+		os.Exit(shimMain(os.Args[2:], os.Stderr))
 	}
 }
 
@@ -142,15 +144,18 @@ func helperMain(args []string, diag io.Writer) int {
 	return 0
 }
 
-// serve interprets one request.
+// serve runs one request's command.
 func serve(ctx context.Context, req request, reaper *shell.Reaper) response {
 	res, err := shell.Run(ctx, shell.Spec{
 		Dir: req.Dir, Command: req.Command, Env: req.Env,
-		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars,
+		Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, MaxChars: req.MaxChars, Limits: req.Limits,
 		Reaper: reaper,
 	})
 	if err != nil && !errors.Is(err, shell.ErrCancelled) {
 		return response{Failure: err.Error()}
+	}
+	if note := limitNote(res, req.Limits); note != "" {
+		res.Stderr += "\n" + note + "\n"
 	}
 	return response{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr, TimedOut: res.TimedOut, StdoutCut: res.StdoutCut}
 }

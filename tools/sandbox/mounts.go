@@ -67,6 +67,8 @@ type layout struct {
 	scratch  string   // host folder holding home/ and tmp/ of this sandbox
 	git      gitView  // the workspace's .git
 	orch     bool     // <ws>/.orchestration exists (and is a real folder)
+
+	view *hostView // toolchains and build caches (hostview.go), or nil
 }
 
 // gitView is what the workspace's .git is, for its read-only mount and for
@@ -112,7 +114,7 @@ func newLayout(p Policy, ws, scratch string) (layout, error) {
 	}
 	hide := append([]string(nil), hiddenAlways...)
 	hide = append(hide, h.homes...)
-	hide = append(hide, h.runtimeDir, h.state, h.config)
+	hide = append(hide, h.runtimeDir, h.state, h.config, h.cache)
 	var exist []string
 	for _, d := range hide {
 		if fi, err := os.Lstat(d); d != "" && err == nil && fi.IsDir() {
@@ -298,6 +300,8 @@ func (l layout) args(o mountOptions) ([]string, error) {
 	for _, d := range l.rehide {
 		mask(d)
 	}
+	a, viewMasks := l.viewArgs(a, l.view)
+	remount = append(remount, viewMasks...)
 	if l.git.exists {
 		for _, p := range l.git.protect {
 			if o.gitWritable {

@@ -29,8 +29,8 @@ func undumpable() error { return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }
 func killAllButMe() { _ = syscall.Kill(-1, syscall.SIGKILL) }
 
 // inSandboxNamespace reports whether this process is where the sandbox
-// puts its helper: PID 2 of a PID namespace whose init (PID 1, bwrap's
-// reaper) is its parent. In the host's namespace PID 2 is always the
+// puts a server's exec helper: PID 2 of a PID namespace whose init (PID 1,
+// bwrap's reaper) is its parent. In the host's namespace PID 2 is always the
 // kernel's kthreadd, so a helper started by hand refuses to run.
 func inSandboxNamespace() bool { return os.Getpid() == 2 && os.Getppid() == 1 }
 

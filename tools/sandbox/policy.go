@@ -8,9 +8,10 @@
 //
 // Shell commands run in one persistent helper per run: the guildhall
 // binary itself, started under bwrap with a hidden sub-command
-// (HelperCommand), which interprets each command with the same code as the
-// unconfined path (tools/shell), so builtins and redirections are confined
-// too, and which kills every process of a call when the call ends. The git
+// (HelperCommand), which runs each command with /bin/sh -c through the
+// same code as the unconfined path (tools/shell), under the per-command
+// resource limits (limits.go), and which kills every process of a call
+// when the call ends. The git
 // tools run each command in a sandbox of its own.
 //
 // The package knows no tool, provider or screen: tools call it.
@@ -61,6 +62,11 @@ type Config struct {
 	Network  string   `json:"network,omitempty"`
 	Allow    []string `json:"allow,omitempty"`
 	Writable []string `json:"writable,omitempty"`
+	// ReadOnly are more host paths to show read-only at their real paths,
+	// beside the toolchains found (toolchains.go); the operator's alone.
+	ReadOnly []string `json:"readOnly,omitempty"`
+	// Limits bound each shell command's resources (limits.go).
+	Limits LimitsConfig `json:"limits,omitempty"`
 }
 
 // Policy is a validated sandbox configuration.
@@ -69,6 +75,8 @@ type Policy struct {
 	network  Network
 	allow    egress.Policy
 	writable []string // canonical
+	readOnly []string // canonical
+	limits   LimitsConfig
 }
 
 // NewPolicy validates c. Empty fields take the defaults: workspace-write,
@@ -94,12 +102,23 @@ func NewPolicy(c Config) (Policy, error) {
 		return Policy{}, fmt.Errorf("sandbox.%w", err)
 	}
 	p.allow = allow
+	if err := c.Limits.Check(); err != nil {
+		return Policy{}, err
+	}
+	p.limits = c.Limits
 	for i, w := range c.Writable {
 		canon, err := CheckWritable(w)
 		if err != nil {
 			return Policy{}, fmt.Errorf("sandbox.writable[%d] %q: %w", i, w, err)
 		}
 		p.writable = append(p.writable, canon)
+	}
+	for i, r := range c.ReadOnly {
+		canon, err := CheckReadOnly(r)
+		if err != nil {
+			return Policy{}, fmt.Errorf("sandbox.readOnly[%d] %q: %w", i, r, err)
+		}
+		p.readOnly = append(p.readOnly, canon)
 	}
 	return p, nil
 }
@@ -140,6 +159,12 @@ func (p Policy) Allow() egress.Policy { return p.allow }
 // Writable lists the extra writable paths, canonical.
 func (p Policy) Writable() []string { return append([]string(nil), p.writable...) }
 
+// ReadOnly lists the operator's extra read-only paths, canonical.
+func (p Policy) ReadOnly() []string { return append([]string(nil), p.readOnly...) }
+
+// Limits are the per-command resource limits, defaults filled in.
+func (p Policy) Limits() LimitsConfig { return p.limits.Effective() }
+
 // Confined reports whether commands run in a sandbox.
 func (p Policy) Confined() bool { return p.mode != None }
 
@@ -161,6 +186,9 @@ func (p Policy) Summary() string {
 	}
 	if n := len(p.writable); n > 0 {
 		s += ", " + plural(n, "extra writable path")
+	}
+	if n := len(p.readOnly); n > 0 {
+		s += ", " + plural(n, "extra read-only path")
 	}
 	return s
 }
@@ -210,6 +238,42 @@ func CheckWritable(p string) (string, error) {
 	return canon, nil
 }
 
+// CheckReadOnly validates one sandbox.readOnly path and returns it
+// canonical: absolute, existing, not "/", not a kernel, device or daemon
+// tree, not a home folder or a folder holding one (HOME stays masked: name
+// the folder inside it), and not a denylisted path or inside one. A
+// denylisted path inside it is masked (denylist.go).
+func CheckReadOnly(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", errors.New("a read-only path must be absolute")
+	}
+	canon, err := filepath.EvalSymlinks(filepath.Clean(p))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", errors.New("the path does not exist")
+		}
+		return "", fmt.Errorf("cannot resolve it: %w", err)
+	}
+	if canon == "/" {
+		return "", errors.New("/ is read-only in the sandbox already; name the folders under a hidden one, such as HOME")
+	}
+	for _, sys := range []string{"/proc", "/sys", "/dev", "/run", "/var/run"} {
+		if within(canon, sys) || within(sys, canon) {
+			return "", fmt.Errorf("%s cannot be shown (the kernel, devices or daemons' sockets live there)", sys)
+		}
+	}
+	h := hostPaths()
+	for _, home := range h.homes {
+		if within(home, canon) {
+			return "", fmt.Errorf("it would show your home folder %s; name a folder inside it, such as a toolchain's", home)
+		}
+	}
+	if _, denied := deniedWithin(h.denied(), canon); denied {
+		return "", errors.New("it is on the sandbox's credential denylist (or inside a path that is), which is never shown")
+	}
+	return canon, nil
+}
+
 // within reports whether p is dir or inside it.
 func within(p, dir string) bool {
 	if dir == "" || p == "" {
@@ -226,14 +290,7 @@ type host struct {
 	runtimeDir string   // $XDG_RUNTIME_DIR
 	state      string   // Guildhall's state: $XDG_STATE_HOME/guildhall
 	config     string   // Guildhall's configuration: $XDG_CONFIG_HOME/guildhall
-}
-
-// homeSecrets are the credential folders and files under a home folder
-// that a writable path may not overlap. HOME is hidden from the sandbox
-// as a whole; these matter when an operator names paths under it.
-var homeSecrets = []string{
-	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc",
-	".git-credentials", ".config/gh", ".config/gcloud", ".password-store", ".local/share/keyrings",
+	cache      string   // Guildhall's cache: os.UserCacheDir()/guildhall (caches.go)
 }
 
 func (h host) protected() []string {
@@ -243,7 +300,7 @@ func (h host) protected() []string {
 			out = append(out, filepath.Join(home, s))
 		}
 	}
-	for _, p := range []string{h.runtimeDir, h.state, h.config} {
+	for _, p := range []string{h.runtimeDir, h.state, h.config, h.cache} {
 		if p != "" {
 			out = append(out, p)
 		}
@@ -290,6 +347,9 @@ func hostPaths() host {
 	}
 	if config != "" {
 		h.config = filepath.Join(canonical(config), "guildhall")
+	}
+	if c, err := os.UserCacheDir(); err == nil && filepath.IsAbs(c) {
+		h.cache = filepath.Join(canonical(c), "guildhall")
 	}
 	return h
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+
+	"github.com/guildhall/guildhall/tools/shell"
 )
 
 // The helper protocol: authenticated, length-prefixed JSON frames over
@@ -55,17 +57,19 @@ type hello struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// request is one command to interpret.
+// request is one command to run.
 type request struct {
 	Dir       string   `json:"dir"`
 	Command   string   `json:"command"`
 	Env       []string `json:"env"`
 	TimeoutMs int64    `json:"timeoutMs"`
 	MaxChars  int      `json:"maxChars"`
+	// Limits bound the command's resources (sandbox.limits).
+	Limits shell.Limits `json:"limits"`
 }
 
-// response is what the command did. Failure is set when the interpreter
-// could not be set up (the result fields are then empty).
+// response is what the command did. Failure is set when the shell could
+// not start (the result fields are then empty).
 type response struct {
 	ExitCode  int    `json:"exitCode"`
 	Stdout    string `json:"stdout"`

@@ -138,3 +138,28 @@ func TestChannelRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChannelCall is the protocol's share of one run_shell call: a
+// request and a response of typical size written and read with their
+// HMACs and sequence numbers (the cost the authentication adds to the
+// helper round trip BenchmarkRunEcho measures).
+func BenchmarkChannelCall(b *testing.B) {
+	secret, _ := newSecret()
+	g, h := newChannel(secret, toHelper), newChannel(secret, fromHelper)
+	req := request{Dir: "/work/project", Command: "go test ./...", Env: []string{"PATH=/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp"}, TimeoutMs: 60000, MaxChars: 8192}
+	resp := response{ExitCode: 1, Stdout: strings.Repeat("ok  \tpkg\t0.01s\n", 40), Stderr: "FAIL\n"}
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		_ = g.write(&buf, req)
+		var r request
+		if err := h.read(&buf, &r); err != nil {
+			b.Fatal(err)
+		}
+		_ = h.write(&buf, resp)
+		var s response
+		if err := g.read(&buf, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

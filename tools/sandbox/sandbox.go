@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,8 +92,15 @@ type Sandbox struct {
 	mu      sync.Mutex // held for a whole command
 	scratch string     // per-run folder: home/, tmp/, proxy.sock
 	helper  *helperProc
+	view    *hostView // toolchains and build caches, found at the first command
 	proxy   *egress.Proxy
 	closed  bool
+
+	// guardMu guards guard, the hold on the workspace's .git placeholder
+	// (gitguard.go), shared by the helper, the git commands and the
+	// servers.
+	guardMu sync.Mutex
+	guard   gitGuard
 
 	// tampered is set for good once a helper's channel carried a frame
 	// the helper did not send (TamperedError): no later command runs.
@@ -109,6 +117,7 @@ type Sandbox struct {
 	logged   int
 	dropped  int
 	lastDrop egress.Decision
+	refused  []string // hosts the proxy refused during the call (refusal.go)
 }
 
 // maxEgressEvents bounds how many decisions one call reports; a command
@@ -170,9 +179,8 @@ func startFailed(msg string) *StartError {
 // checkFailed wraps an error that already says what failed.
 func checkFailed(err error) *StartError { return &StartError{Msg: err.Error()} }
 
-// Run interprets one command line: in the helper when the policy
-// confines, else in this process, with every program it starts in a new
-// session. Either way every process the call started is gone when it
+// Run runs one command line with /bin/sh -c: started by the helper when
+// the policy confines, else by this process, in a new session. Either way every process the call started is gone when it
 // returns. Errors are those of shell.Run, plus *StartError.
 func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	defer s.host.reaper.Sweep()
@@ -197,12 +205,19 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
-	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars}
+	if s.view != nil {
+		env = s.view.env(env, s.opts.Policy, s.opts.Workspace)
+	}
+	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
+		Limits: s.opts.Policy.Limits().shellLimits()}
 	res, err := hp.call(ctx, req, sc.Timeout+shell.PipeGrace+5*time.Second)
 	err = s.noteTampered(err)
-	// After a timeout the helper may hold an interpreter it abandoned (a
-	// builtin stuck opening a FIFO): start afresh at the next command.
-	if hp.dead() || res.TimedOut {
+	if note := refusalNote(s.opts.Policy, res.ExitCode, res.Stdout+"\n"+res.Stderr, s.takeRefused()); err == nil && !res.TimedOut && note != "" {
+		res.Stderr = appendLine(res.Stderr, note)
+	}
+	// A command's own timeout leaves the helper as it was (it killed the
+	// command's processes); a helper that died starts afresh.
+	if hp.dead() {
 		s.stopHelper()
 	}
 	return res, err
@@ -260,6 +275,13 @@ func (s *Sandbox) Command(argv, env []string, gitWritable bool) ([]string, []str
 	}
 	if err := s.ensureScratch(); err != nil {
 		return nil, nil, err
+	}
+	if !gitWritable {
+		// A git command that writes needs a repository, which git_init
+		// makes after ClearGitPlaceholder; the others get the guard.
+		if err := s.guardGit(s.opts.Policy); err != nil {
+			return nil, nil, startFailed(err.Error())
+		}
 	}
 	l, err := newLayout(s.opts.Policy, s.opts.Workspace, s.scratch)
 	if err != nil {
@@ -325,6 +347,7 @@ func (s *Sandbox) Close() error {
 		_ = s.proxy.Close()
 	}
 	s.host.reaper.Sweep()
+	s.releaseGit()
 	if s.scratch != "" {
 		return removeAll(s.scratch)
 	}
@@ -373,8 +396,17 @@ func (s *Sandbox) ensureProxy() (string, error) {
 
 func (s *Sandbox) setCaller(c Caller) {
 	s.egressMu.Lock()
-	s.caller, s.logged, s.dropped = c, 0, 0
+	s.caller, s.logged, s.dropped, s.refused = c, 0, 0, nil
 	s.egressMu.Unlock()
+}
+
+// takeRefused returns the hosts the proxy refused during the call.
+func (s *Sandbox) takeRefused() []string {
+	s.egressMu.Lock()
+	defer s.egressMu.Unlock()
+	r := s.refused
+	s.refused = nil
+	return r
 }
 
 // endCall reports how many decisions of the call were not logged, if any.
@@ -393,6 +425,9 @@ func (s *Sandbox) endCall() {
 func (s *Sandbox) decision(d egress.Decision) {
 	s.egressMu.Lock()
 	c := s.caller
+	if !d.Allowed && len(s.refused) < 2*maxRefusedHosts && !slices.Contains(s.refused, d.Host) {
+		s.refused = append(s.refused, d.Host)
+	}
 	if s.logged >= maxEgressEvents {
 		s.dropped++
 		s.lastDrop = d

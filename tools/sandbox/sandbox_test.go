@@ -65,7 +65,9 @@ func TestHelperKillsTheCallsProcesses(t *testing.T) {
 	run(t, sb, ws, "sleep 300 & setsid sleep 301 & sh -c 'sleep 302 &'; echo started")
 	out := run(t, sb, ws, "ps -eo pid=,stat=,args=")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(strings.TrimSpace(lines[0]), "1 ") || !strings.Contains(lines[0], HelperCommand) || !strings.Contains(lines[1], "ps -eo") {
+	// The helper as pid 1, the command's own sh -c and its ps.
+	if len(lines) != 3 || !strings.HasPrefix(strings.TrimSpace(lines[0]), "1 ") || !strings.Contains(lines[0], HelperCommand) ||
+		!strings.Contains(lines[1], "sh -c ps -eo") || !strings.Contains(lines[2], "ps -eo") {
 		t.Errorf("processes left in the sandbox:\n%s", out)
 	}
 }

@@ -61,7 +61,11 @@ type Server struct {
 	waitErr error
 	proxy   *egress.Proxy
 	scratch string // this server's scratch folder; "" unconfined
-	stop    sync.Once
+	// lifeline is the write end of an unconfined server's shim's
+	// lifeline: closing it (or Guildhall dying) ends the server and
+	// everything it started.
+	lifeline *os.File
+	stop     sync.Once
 }
 
 // serverExitGrace is how long Stop waits, after closing the program's
@@ -107,19 +111,63 @@ func (s *Sandbox) StartServer(spec ServerSpec) (*Server, error) {
 // startUnconfined runs the program as this account's process, in a new
 // session (no controlling terminal), registered with the reaper.
 func (s *Sandbox) startUnconfined(spec ServerSpec) (*Server, error) {
-	path, err := lookPath(spec.Argv[0], spec.Env)
+	path, err := unconfinedProgram(spec.Argv[0], spec.Env, s.opts.Workspace)
 	if err != nil {
-		return nil, err
+		return nil, &StartError{Msg: fmt.Sprintf("cannot start %s: %v", spec.Argv[0], err)}
 	}
-	cmd := exec.Command(path, spec.Argv[1:]...)
-	cmd.Args[0] = spec.Argv[0]
+	// The server runs under the shim (shim.go), which takes it and every
+	// process it started down when Guildhall goes, a kill -9 included.
+	exe, err := s.host.executable()
+	if err != nil {
+		return nil, startFailed(err.Error())
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return nil, startFailed("the server's lifeline: " + err.Error())
+	}
+	defer lifeR.Close()
+	cmd := exec.Command(exe, append([]string{ServerShimCommand, "--", path}, spec.Argv...)...)
 	cmd.Env = spec.Env
 	cmd.Dir = s.opts.Workspace
-	return s.launch(cmd, spec, nil, "")
+	cmd.ExtraFiles = []*os.File{lifeR}
+	srv, err := s.launch(cmd, spec, nil, "")
+	if err != nil {
+		lifeW.Close()
+		return nil, err
+	}
+	srv.lifeline = lifeW
+	return srv, nil
+}
+
+// unconfinedProgram finds an unconfined server's program: a name with a
+// slash as it is (relative to the workspace, where the server starts), any
+// other on env's PATH. Empty and relative PATH entries are skipped, as the
+// scoped PATH of the tools skips them: they name folders relative to the
+// workspace (./node_modules/.bin), which sandboxed commands write. A
+// program that resolves inside the workspace (ws, canonical) is refused:
+// a command could have planted or rewritten it, and it would run with the
+// operator's full powers.
+func unconfinedProgram(name string, env []string, ws string) (string, error) {
+	path, err := lookPath(name, env)
+	if err != nil {
+		return "", err
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(ws, abs)
+	}
+	canon, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if within(canon, ws) {
+		return "", fmt.Errorf("it resolves to %s, inside the workspace, and a server with sandbox mode none may not run a program from there (a sandboxed command can rewrite it); install it outside the workspace or let the server run sandboxed", canon)
+	}
+	return abs, nil
 }
 
 // lookPath finds a program as the sandbox's exec helper would: a name
-// with a slash as it is, any other on env's PATH.
+// with a slash as it is, any other on env's PATH's absolute entries.
 func lookPath(name string, env []string) (string, error) {
 	if filepath.Base(name) != name {
 		return name, nil
@@ -131,15 +179,15 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
+		if !filepath.IsAbs(dir) {
+			continue
 		}
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: not found on the server's PATH", name)
+	return "", fmt.Errorf("%s: not found on the server's PATH (its relative entries are not searched)", name)
 }
 
 // startConfined starts bwrap, with the exec helper inside starting the
@@ -189,6 +237,9 @@ func (s *Sandbox) startConfined(spec ServerSpec) (*Server, error) {
 	}
 	exe, err := s.host.executable()
 	if err != nil {
+		return stopProxy(startFailed(err.Error()))
+	}
+	if err := s.guardGit(spec.Policy); err != nil {
 		return stopProxy(startFailed(err.Error()))
 	}
 	ident := watchIdent(s.opts.Workspace)
@@ -278,6 +329,17 @@ func (p *Server) end(grace time.Duration) {
 		_ = p.Stdin.Close()
 		if grace > 0 {
 			t := time.NewTimer(grace)
+			select {
+			case <-p.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		if p.lifeline != nil {
+			// The shim kills the server's whole tree, escaped
+			// daemons included, and exits.
+			_ = p.lifeline.Close()
+			t := time.NewTimer(serverExitGrace)
 			select {
 			case <-p.done:
 			case <-t.C:

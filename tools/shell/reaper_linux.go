@@ -66,14 +66,33 @@ func (r *Reaper) sweep() int {
 // hasChildren reports whether this process has any child, live or
 // exited, in one system call: waitid with WNOHANG fails with ECHILD only
 // when there is none, and WNOWAIT leaves an exited child's status for
-// whoever waits for it (os/exec's Wait). Most shell commands are builtins
-// of the embedded interpreter and start no process, so most sweeps end
-// here instead of reading a file per thread. Any error but ECHILD counts
+// whoever waits for it (os/exec's Wait). A command's shell has been
+// waited for by the time of the sweep, so most sweeps end here instead
+// of reading a file per thread. Any error but ECHILD counts
 // as "maybe": the full sweep then decides.
 func hasChildren() bool {
 	var info unix.Siginfo
 	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 	return !errors.Is(err, unix.ECHILD)
+}
+
+// marked reports whether pid's environment, as it was at its last exec,
+// holds the reaper's mark. A process whose environment cannot be read
+// (gone, or made unreadable by a set-uid exec) is not taken for one.
+func (r *Reaper) marked(pid int) bool {
+	if r.mark == "" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if string(kv) == r.mark {
+			return true
+		}
+	}
+	return false
 }
 
 // reap waits for pid, and only pid, to exit, until deadline.

@@ -11,3 +11,5 @@ func EnableSubreaper() error { return errors.New("child subreapers need Linux") 
 func isSubreaper() bool { return false }
 
 func (r *Reaper) sweep() int { return 0 }
+
+func (r *Reaper) marked(int) bool { return false }

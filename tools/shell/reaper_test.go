@@ -155,3 +155,32 @@ func TestReaperChildCheck(t *testing.T) {
 		t.Errorf("the exited child's status was lost: %v", err)
 	}
 }
+
+// A child the rest of the program started on its own, without the
+// reaper (the console's notify command), is not an orphan of a shell
+// call: a sweep after a call that left a real orphan kills only that one.
+func TestReaperSweepSparesUnrelatedChildren(t *testing.T) {
+	r := NewReaper()
+	notify := exec.Command("sleep", "30")
+	if err := notify.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = notify.Process.Kill(); _ = notify.Wait() })
+	mark := fmt.Sprintf("guildhall-spare-%d", os.Getpid())
+	res, err := Run(context.Background(), Spec{
+		Dir: t.TempDir(), Command: "setsid -f sh -c 'sleep 300; : " + mark + "'; sleep 0.2",
+		Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 10 * time.Second, MaxChars: 1000, Reaper: r,
+	})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if killed := r.Sweep(); killed < 1 {
+		t.Errorf("the sweep killed %d processes, want the orphan", killed)
+	}
+	if left := matching(mark); len(left) != 0 {
+		t.Errorf("the orphan survived: %v", left)
+	}
+	if err := notify.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the sweep killed a child it did not start: %v", err)
+	}
+}

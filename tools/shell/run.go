@@ -1,11 +1,15 @@
-// Package shell is the embedded command interpreter the subprocess tools
-// run model-chosen commands in: mvdan.cc/sh with its builtins in-process and
-// every external program exec'd directly in a new session, output captured
-// under a head+tail cap, and nothing the call started left running.
+// Package shell runs the commands of the subprocess tools (run_shell, test,
+// typecheck) the way the spec says: the host's `/bin/sh -c COMMAND`, with
+// stdin empty, stdout and stderr captured under a head+tail cap, the
+// scoped environment the caller gives, and nothing the call started left
+// running: the shell leads a session and process group of its own, which
+// is killed when it exits, times out or is cancelled.
 //
 // The same code runs in two places: in Guildhall's own process when the
 // sandbox is off (tools/sandbox mode none), and inside the sandbox helper
-// when it is on, so a command behaves the same either way.
+// when it is on, so a command behaves the same either way. Inside the
+// sandbox the call also gets resource limits (Limits), applied to the
+// shell before it runs its first instruction.
 package shell
 
 import (
@@ -13,40 +17,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"os"
+	"os/exec"
 	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
 )
 
-// PipeGrace bounds how long output is drained after a program's session
-// was killed, in case a process escaped it with the pipes, and how long a
-// timed-out interpreter may take to unwind.
+// ShellPath is the shell every command runs in, as the spec says (`sh -c`).
+const ShellPath = "/bin/sh"
+
+// PipeGrace bounds how long output is drained after a command's process
+// group was killed, in case a process escaped it with the pipes.
 const PipeGrace = 2 * time.Second
 
 // ErrCancelled reports a command stopped because its context was cancelled
 // (not by its own timeout).
 var ErrCancelled = errors.New("cancelled")
 
-// errClosed refuses a program start after the call has ended, e.g. from a
-// background job that outlived the script.
-var errClosed = errors.New("the shell call has ended")
-
-// Spec is one shell command line to interpret.
+// Spec is one shell command line to run.
 type Spec struct {
 	Dir      string
 	Command  string
 	Env      []string
 	Timeout  time.Duration
 	MaxChars int // per stream
-	// Reaper, when set, registers every program the call starts, so that
-	// a sweep afterwards can tell them from orphans it must kill.
+	// Reaper, when set, registers the shell and marks its environment, so
+	// that a sweep afterwards kills what it left and nothing else.
 	Reaper *Reaper
+	// Limits bound the command's resources; the zero value sets none.
+	// They are meant for a shell alone in its PID namespace (the sandbox
+	// helper's): the process limit counts every process there.
+	Limits Limits
 }
 
 // Result is what a command did. ExitCode is -1 when it was killed.
@@ -57,148 +60,137 @@ type Result struct {
 	TimedOut bool   `json:"timedOut"`
 	// StdoutCut is set when stdout exceeded the cap.
 	StdoutCut bool `json:"-"`
+	// Exceeded names the limit of Spec.Limits the command ran into
+	// (LimitCPU, ...), "" when none; Likely says the name is a reading of
+	// the command's output rather than a certainty.
+	Exceeded Limit `json:"-"`
+	Likely   bool  `json:"-"`
 }
 
-// Run parses and interprets spec.Command with stdin empty and stdout and
-// stderr captured under the head+tail cap. A syntax error is a result with
-// exit code 2, as sh reports it. Every external program leads its own
-// session (so it has no controlling terminal) and process group; when it
-// exits its group is killed, and when the script ends, times out or is
-// cancelled every group the call started is killed. The timeout bounds
-// builtin-only loops too: the interpreter checks its context between
-// statements. A failure to set the interpreter up (e.g. a missing working
-// directory) is returned as an error; everything after that is in the
-// result. A cancelled ctx returns ErrCancelled with the result so far.
+// Run runs `/bin/sh -c spec.Command` in spec.Dir with spec.Env, stdin on
+// /dev/null and stdout and stderr captured under the head+tail cap. The
+// shell leads a new session (so it has no controlling terminal and cannot
+// reach the operator's with TIOCSTI) and process group; when it exits, its
+// group is killed, taking background jobs with it, and so it is when the
+// timeout or a cancellation comes first. A shell that cannot start (a
+// missing working directory) is returned as an error; everything after
+// that is in the result, a syntax error included (sh's exit status 2). A
+// cancelled ctx returns ErrCancelled with the result so far.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	limit := spec.MaxChars * utf8.UTFMax
 	stdout, stderr := NewCapture(limit), NewCapture(limit)
-	finish := func(res Result) Result {
-		res.Stdout, res.StdoutCut = stdout.Text(spec.MaxChars)
-		res.Stderr, _ = stderr.Text(spec.MaxChars)
-		return res
-	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(spec.Command), "")
+	outR, outW, err := os.Pipe()
 	if err != nil {
-		fmt.Fprintln(stderr, syntaxErrorText(err))
-		return finish(Result{ExitCode: 2}), nil
+		return Result{}, fmt.Errorf("shell: pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Result{}, fmt.Errorf("shell: pipe: %w", err)
+	}
+	env := spec.Env
+	if env == nil {
+		env = []string{}
+	}
+	env = spec.Reaper.Mark(env)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(ShellPath, "-c", spec.Command)
+		cmd.Args[0] = "sh"
+		cmd.Dir = spec.Dir
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return cmd
+	}
+	var cmd *exec.Cmd
+	var watch *watchdog
+	if spec.Limits.set() {
+		cmd, err = startLimited(newCmd, spec.Reaper, spec.Limits)
+	} else {
+		cmd = newCmd()
+		err = spec.Reaper.Start(cmd)
+	}
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return Result{}, fmt.Errorf("shell: start %s: %s", ShellPath, ErrText(err))
+	}
+	pgid := cmd.Process.Pid
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); _, _ = io.Copy(stdout, outR) }()
+	go func() { defer readers.Done(); _, _ = io.Copy(stderr, errR) }()
+	if spec.Limits.Processes > 0 && aloneInPIDNamespace() {
+		watch = startWatchdog(spec.Limits.Processes, pgid)
 	}
 
-	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
-	defer cancel()
-	sh := &shell{groups: map[int]struct{}{}, reaper: spec.Reaper}
-	runner, err := sh.newRunner(spec.Dir, spec.Env, nil, stdout, stderr)
-	if err != nil {
-		return Result{}, fmt.Errorf("shell: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		// An interpreter bug must not take the process down with it.
-		defer func() {
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("interpreter failure: %v", p)
-			}
-		}()
-		done <- runner.Run(runCtx, file)
-	}()
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); spec.Reaper.Waited(cmd); close(waited) }()
+	timer := time.NewTimer(spec.Timeout)
+	defer timer.Stop()
+	var res Result
 	var runErr error
 	select {
-	case runErr = <-done:
-	case <-runCtx.Done():
-		// Kill what runs so that the handlers waiting on it return; a
-		// builtin blocked in a system call (opening a FIFO, say) cannot be
-		// interrupted, so the interpreter is abandoned after a grace period.
-		sh.close()
-		grace := time.NewTimer(PipeGrace)
-		select {
-		case runErr = <-done:
-		case <-grace.C:
-			runErr = runCtx.Err()
-		}
-		grace.Stop()
-	}
-	// Once the deadline or the cancellation has come, the script's end is
-	// theirs even if it then finished normally: `sleep 30 & wait` returns
-	// because the kill ended the job.
-	interrupted := runCtx.Err() != nil
-	// Background jobs may still run: cancelling stops their interpreters
-	// at the next statement, and closing kills their programs and refuses
-	// new ones.
-	cancel()
-	sh.close()
-
-	var res Result
-	var status interp.ExitStatus
-	switch {
-	case interrupted, errors.Is(runErr, context.Canceled), errors.Is(runErr, context.DeadlineExceeded):
-		res.ExitCode = -1
-		if ctx.Err() != nil {
-			return finish(res), ErrCancelled
-		}
+	case <-waited:
+	case <-watch.tripped():
+		<-waited
+	case <-timer.C:
 		res.TimedOut = true
-	case runErr == nil:
-	case errors.As(runErr, &status):
-		res.ExitCode = int(status)
-	default:
-		// A fatal interpreter error, such as running out of descriptors
-		// for a pipe: the script stopped where it was.
-		fmt.Fprintf(stderr, "sh: %v\n", runErr)
-		res.ExitCode = 2
-	}
-	return finish(res), nil
-}
-
-// syntaxErrorText renders a parse error the way a shell reports one.
-func syntaxErrorText(err error) string {
-	var pe syntax.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Sprintf("sh: %s: syntax error: %s", pe.Pos, pe.Text)
-	}
-	return fmt.Sprintf("sh: syntax error: %v", err)
-}
-
-// shell is the state of one shell call: the process groups it started and
-// still has to kill. Once closed it starts nothing more.
-type shell struct {
-	mu     sync.Mutex
-	closed bool
-	groups map[int]struct{} // pgids of programs still running
-	reaper *Reaper
-}
-
-// newRunner builds an interpreter that runs external programs through
-// sh.exec and maps /dev/stdin, /dev/stdout and /dev/stderr to its own
-// streams rather than this process's.
-func (sh *shell) newRunner(dir string, env []string, stdin io.Reader, stdout, stderr io.Writer, params ...string) (*interp.Runner, error) {
-	r, err := interp.New(
-		interp.Dir(dir),
-		interp.Env(expand.ListEnviron(env...)),
-		interp.StdIO(stdin, stdout, stderr),
-		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return sh.exec }),
-		interp.OpenHandler(openStdStreams(interp.DefaultOpenHandler())),
-		interp.Params(append([]string{"--"}, params...)...),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("interpreter: %w", err)
-	}
-	return r, nil
-}
-
-// close kills every process group the call started and refuses new ones.
-func (sh *shell) close() {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	sh.closed = true
-	for pgid := range sh.groups {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		delete(sh.groups, pgid)
+		<-waited
+	case <-ctx.Done():
+		runErr = ErrCancelled
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-waited
 	}
+	// What the shell left running in its group goes with it.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if watch.stop() {
+		res.Exceeded = LimitProcesses
+	}
+	DrainPipes(&readers, outR, errR)
+
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	res.Stdout, res.StdoutCut = stdout.Text(spec.MaxChars)
+	res.Stderr, _ = stderr.Text(spec.MaxChars)
+	if res.Exceeded == "" && spec.Limits.set() && !res.TimedOut && runErr == nil {
+		res.Exceeded, res.Likely = spec.Limits.exceeded(cmd.ProcessState, res.Stderr)
+	}
+	if res.TimedOut || runErr != nil {
+		res.ExitCode = -1
+	}
+	return res, runErr
 }
 
-// reap kills the group of a program that exited, taking any background
-// children it left with it.
-func (sh *shell) reap(pgid int) {
-	sh.mu.Lock()
-	delete(sh.groups, pgid)
-	sh.mu.Unlock()
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+// DrainPipes waits for the readers copying from pipes to finish, at most
+// PipeGrace (a process that escaped its group may still hold a write end),
+// then closes the pipes, which ends the readers.
+func DrainPipes(readers *sync.WaitGroup, pipes ...*os.File) {
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	grace := time.NewTimer(PipeGrace)
+	select {
+	case <-drained:
+	case <-grace.C:
+	}
+	grace.Stop()
+	for _, p := range pipes {
+		p.Close()
+	}
+	<-drained
+}
+
+// ErrText is a start error's reason without the paths it may carry.
+func ErrText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return "executable not found"
+	}
+	return "start failed"
 }

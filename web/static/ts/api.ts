@@ -133,10 +133,13 @@ export interface Transcript {
 /**
  * serverURL is the URL of a server path ("/api/runs", "/static/css/x.svg")
  * for this page. Every request, the event stream and every asset the
- * client names go through it.
+ * client names go through it. The console is served under a prefix drawn
+ * per server start (/s/RANDOM/, the access cookie's path, so no other
+ * server on the host receives the cookie): the URL is relative to the
+ * page, so it stays under whatever prefix the page was served from.
  */
 export function serverURL(path: string): string {
-  return path;
+  return path.replace(/^\/+/, "");
 }
 
 export function enc(s: string): string {
