@@ -397,7 +397,7 @@ func TestSandboxRestartsWhenGitAppears(t *testing.T) {
 // once the sandbox closes, and a second sandbox on the same workspace
 // keeps its own protection while the first closes.
 func TestSandboxGitPlaceholderLeavesNothing(t *testing.T) {
-	needBwrap(t)
+	sandboxtest.Need(t)
 	ws, dir, _ := hostileWS(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	first := confined(t, ws, sandbox.Config{})
