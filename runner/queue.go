@@ -48,6 +48,9 @@ type Scheduler struct {
 	nextW    int
 	// held stops dispatching while the endpoint has never answered.
 	held *EndpointError
+	// tampered stops dispatching for good: a queued run's sandbox channel
+	// was forged, so the workspace is hostile and runs nothing more.
+	tampered *TamperedError
 }
 
 // NewScheduler makes a scheduler for sess; Start or Drain runs it.
@@ -317,6 +320,12 @@ func (s *Scheduler) step(ctx context.Context) (progressed bool, err error) {
 	if held := s.endpointHold(); held != nil {
 		return false, held
 	}
+	s.mu.Lock()
+	tampered := s.tampered
+	s.mu.Unlock()
+	if tampered != nil {
+		return false, tampered
+	}
 	item, ok, err := s.q.ClaimNext(ctx)
 	if err != nil || !ok {
 		return false, err
@@ -399,8 +408,24 @@ func (s *Scheduler) waitAndSettle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c := out.Card; c != nil && c.Error != nil && c.Error.Kind == SandboxTamperedKind {
+		s.mu.Lock()
+		s.tampered = &TamperedError{RunID: out.RunID}
+		s.mu.Unlock()
+	}
 	s.settled(it)
 	return nil
+}
+
+// TamperedError is the scheduler's problem once a queued run stopped
+// with sandbox_tampered: something in the workspace forged the sandbox's
+// results, so no later item runs in it. Drain returns it.
+type TamperedError struct {
+	RunID string
+}
+
+func (e *TamperedError) Error() string {
+	return "the queue stopped: run " + e.RunID + "'s sandbox was tampered with, so the workspace is hostile; look at the run (`guildhall show " + e.RunID + "`) before running anything in it"
 }
 
 // EndpointError is the scheduler's problem while its session's endpoint

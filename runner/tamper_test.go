@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -66,5 +69,56 @@ func TestForgedSandboxResponseStopsTheRun(t *testing.T) {
 	}
 	if n := len(h.rec.byRole("coder")); n != 1 {
 		t.Errorf("the coder was asked %d times; the run should stop at the tampered call", n)
+	}
+}
+
+// A queued run whose sandbox channel was forged stops the queue: the next
+// item waits and never runs in the hostile workspace, and Drain says why.
+func TestTamperedRunStopsTheQueue(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap not installed")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 for the forging helper")
+	}
+	helper, err := filepath.Abs("testdata/tamper/forging-helper.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newQueueHarness(t, map[string][]provider.ScriptTurn{
+		"orchestrator": {
+			turn("", call("agent", map[string]string{"role": "coder", "task": "test"})),
+			turn("", finishCall("success", "done")),
+			turn("", finishCall("success", "the second task ran")),
+		},
+		"coder": {
+			turn("", call("run_shell", map[string]any{"command": "echo REAL-TWO; exit 7"})),
+			turn("", finishCall("success", "all tests pass")),
+		},
+	})
+	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: h.g, Deployment: h.d, Provider: h.rec,
+		Tools: tools.Builtins(), Sandbox: sandbox.NewHost().WithExecutable(helper)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	s := NewScheduler(sess, SchedulerOptions{})
+	ctx := context.Background()
+	first, _ := s.Add(ctx, store.QueueSpec{Task: "Run the tests"})
+	second, _ := s.Add(ctx, store.QueueSpec{Task: "Then do more"})
+	dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var tampered *TamperedError
+	if err := s.Drain(dctx); !errors.As(err, &tampered) {
+		t.Fatalf("drain: %v; want a TamperedError", err)
+	}
+	if it := h.item(first.ID); it.Status != store.QueueError || !strings.Contains(it.Error, "tampered") {
+		t.Errorf("the tampered item: %+v", it)
+	}
+	if it := h.item(second.ID); it.Status != store.QueueWaiting || it.RunID != "" {
+		t.Errorf("the next item ran in the hostile workspace: %+v", it)
+	}
+	if n := len(h.runs()); n != 1 {
+		t.Errorf("%d runs, want only the tampered one", n)
 	}
 }
