@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/guildhall/guildhall/bench"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 )
 
 // copySuite copies some of the starter suite's benchmarks into a fresh
@@ -31,7 +32,7 @@ func copySuite(t *testing.T, names ...string) string {
 // run, report.json and report.html; --one with an index and merge put a
 // fanned-out run back together.
 func TestBenchCommandPlaysASuite(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	suite := copySuite(t, "sh-fix-greeting", "sh-needs-question")
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 )
 
 // TestConsoleFirstRunSaysWhatTheSandboxShowsTheBuild: at a workspace's
@@ -14,7 +15,7 @@ import (
 // for the project's toolchains; the lines printed before the screen opens
 // scroll away, so the notes dialog (N) holds them.
 func TestConsoleFirstRunSaysWhatTheSandboxShowsTheBuild(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("node-project")
 	h.write(filepath.Join(ws, "package.json"), `{"name": "ws", "version": "1.0.0", "private": true}`, 0o644)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
@@ -24,7 +25,7 @@ import (
 // that finished before the crash, and reads, which may run again.)
 func TestKillNineMidCommandIsNotRerun(t *testing.T) {
 	h := newHostile(t)
-	needSandbox(t)
+	sandboxtest.Need(t)
 	for _, c := range []struct {
 		tool   string
 		args   map[string]any

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 )
 
 // The workspace ships a program that tries to take the sandbox helper's
@@ -14,7 +16,7 @@ import (
 // reported as failing, the next result is still its own, and the run
 // ends normally.
 func TestHostileSandboxChannelCannotBeTaken(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("no C compiler to build the attacking program")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 )
 
 // In a workspace without .git, a command runs `git init` and plants
@@ -14,7 +16,7 @@ import (
 // host is left with no .git at all (not even the placeholder), and the
 // operator's git runs nothing.
 func TestHostileSandboxCommandCannotCreateGit(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("no-git")
 	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644); err != nil {

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 )
 
 func TestHostileSandboxForkBombIsStopped(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("forkbomb")
 	dep := filepath.Join(h.root, "operator-deployment.json")

@@ -19,11 +19,12 @@ import (
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/internal/mcptest"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner/event"
 )
 
 func TestHostileWorkspaceMCPServer(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("mcp")
 	mcptest.Binary(t, ws)
@@ -89,7 +90,7 @@ func jsonString(s string) string {
 }
 
 func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("op")
 	bin := mcptest.Binary(t, ws)
@@ -181,7 +182,7 @@ func TestOperatorMCPServerTokenStaysOutOfRecords(t *testing.T) {
 // (headless, without --trust-workspace), says why, and runs nothing of
 // it; the console asks again.
 func TestHostileWorkspaceMCPProgramIsPinned(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("mcp-pinned")
 	mcptest.Binary(t, ws)

@@ -28,21 +28,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner/event"
-	"github.com/guildhall/guildhall/tools/sandbox"
 )
-
-// needSandbox skips a test when bubblewrap cannot run here (CI must).
-func needSandbox(t *testing.T) {
-	t.Helper()
-	p, _ := sandbox.NewPolicy(sandbox.Config{})
-	if err := sandbox.NewHost().Check(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must run the sandbox tests: %v", err)
-		}
-		t.Skip(err)
-	}
-}
 
 // shellTurns scripts a solo role that runs each command with run_shell,
 // then finishes.
@@ -139,7 +127,7 @@ func probeInto(t *testing.T, ws string) {
 // operator's private key and key, write outside, plant the marker, reach
 // the key server and leave a daemon. Everything fails as a tool result.
 func TestHostileSandboxRunShell(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("shell")
 	res, results := h.shellRun(ws, nil,
@@ -271,7 +259,7 @@ func TestHostileSandboxDaemonsDie(t *testing.T) {
 	for _, mode := range []string{"workspace-write", "none"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode != "none" {
-				needSandbox(t)
+				sandboxtest.Need(t)
 			}
 			h := newHostile(t)
 			ws := h.workspace("daemons-" + mode)
@@ -329,7 +317,7 @@ func TestHostileSandboxTIOCSTI(t *testing.T) {
 	for _, mode := range []string{"workspace-write", "none"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode != "none" {
-				needSandbox(t)
+				sandboxtest.Need(t)
 			}
 			h := newHostile(t)
 			ws := h.workspace("tty-" + mode)
@@ -424,7 +412,7 @@ func legacyTIOCSTI() bool {
 // An extra writable path takes writes; the rest of the host still does
 // not.
 func TestHostileSandboxAllowlistAndWritable(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("allowlist")
 	probeInto(t, ws)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/internal/mcptest"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 )
 
 // TestMCPServerEnvExpansion (issue 29, point 10), on the real binary: the
@@ -19,7 +20,7 @@ import (
 // and check says so. An operator's reference to an unset variable is a
 // configuration error naming it.
 func TestMCPServerEnvExpansion(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("expand")
 	bin := mcptest.Binary(t, ws)

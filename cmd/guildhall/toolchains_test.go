@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner/event"
 )
 
@@ -176,7 +177,7 @@ func goModuleFixture(t *testing.T, h *hostile, ws string) string {
 }
 
 func TestToolchainGoModuleFromTheHostsModuleCache(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("gomod")
 	modcache := goModuleFixture(t, h, ws)
@@ -194,7 +195,7 @@ func TestToolchainGoModuleFromTheHostsModuleCache(t *testing.T) {
 }
 
 func TestToolchainPythonVenvAndUserSite(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 on PATH")
@@ -243,7 +244,7 @@ func TestToolchainPythonVenvAndUserSite(t *testing.T) {
 }
 
 func TestToolchainNodeModules(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm on PATH")
 	}
@@ -276,7 +277,7 @@ func TestToolchainNodeModules(t *testing.T) {
 }
 
 func TestToolchainRustCrate(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	cargo, err := exec.LookPath("cargo")
 	if err != nil {
 		t.Skip("no cargo on PATH: the Rust project cannot be built here")
@@ -308,7 +309,7 @@ func TestToolchainRustCrate(t *testing.T) {
 // the operator's build cache, and reaches no network; the refused
 // download's result says how the operator would allow it.
 func TestHostileToolchainMountsKeepCredentialsAndCaches(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	h := newHostile(t)
 	ws := h.workspace("creds")
 	secrets := []string{".ssh/id_ed25519", ".aws/credentials", ".config/gcloud/application_default_credentials.json", ".azure/accessTokens.json",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/internal/mcptest"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
@@ -14,7 +15,7 @@ import (
 func benchFixture(b *testing.B, mode sandbox.Mode) *fixture {
 	b.Helper()
 	if mode != sandbox.None {
-		needBwrap(b)
+		sandboxtest.Need(b)
 	}
 	ws := b.TempDir()
 	p, _ := sandbox.NewPolicy(sandbox.Config{Mode: string(mode)})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/internal/mcptest"
+	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools"
 	"github.com/guildhall/guildhall/tools/egress"
 	"github.com/guildhall/guildhall/tools/sandbox"
@@ -25,19 +26,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	mcptest.Cleanup()
 	os.Exit(code)
-}
-
-// needBwrap skips a test when bubblewrap cannot run here, and fails it
-// under CI, which installs bubblewrap.
-func needBwrap(t testing.TB) {
-	t.Helper()
-	p, _ := sandbox.NewPolicy(sandbox.Config{})
-	if err := sandbox.NewHost().Check(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must run the sandbox tests: %v", err)
-		}
-		t.Skip(err)
-	}
 }
 
 // fixture is a workspace with the test server's binary in it, a run's
@@ -55,7 +43,7 @@ type fixture struct {
 func newFixture(t *testing.T, mode sandbox.Mode) *fixture {
 	t.Helper()
 	if mode != sandbox.None {
-		needBwrap(t)
+		sandboxtest.Need(t)
 	}
 	ws := filepath.Join(t.TempDir(), "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {

@@ -13,7 +13,8 @@ import (
 )
 
 // needBwrap skips a test when bubblewrap cannot run here, and fails it
-// under CI, which installs bubblewrap.
+// under CI, which installs bubblewrap. It is internal/sandboxtest's Need,
+// written again because sandboxtest imports this package.
 func needBwrap(t testing.TB) {
 	t.Helper()
 	p, _ := NewPolicy(Config{})
