@@ -253,11 +253,12 @@ func (g grownRun) restore(b *testing.B) {
 
 // killedDemo runs the headless demo into a new workspace and kills it once
 // its log has at lines, returning the workspace and the run's id.
-func killedDemo(b *testing.B, bin string, at int) (string, string) {
-	dir := filepath.Join(b.TempDir(), "ws")
+func killedDemo(tb testing.TB, bin string, at int) (string, string) {
+	tb.Helper()
+	dir := filepath.Join(tb.TempDir(), "ws")
 	cmd := exec.Command(bin, "demo", "--headless", "--speed", "0.1", "--no-input", "--into", dir)
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for logLines(dir) < at && time.Now().Before(deadline) {
@@ -267,7 +268,7 @@ func killedDemo(b *testing.B, bin string, at int) (string, string) {
 	_ = cmd.Wait()
 	ids, err := store.Workspace{Dir: dir}.ListRunIDs()
 	if err != nil || len(ids) != 1 {
-		b.Fatalf("the killed demo recorded %d runs: %v", len(ids), err)
+		tb.Fatalf("the demo killed at log line %d recorded %d runs: %v", at, len(ids), err)
 	}
 	return dir, ids[0]
 }

@@ -8,9 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
@@ -55,25 +53,8 @@ func TestKillNineAndResume(t *testing.T) {
 	bin := buildBinary(t)
 	points := []int{2, 4, 6, 9, 12, 15, 19, 23, 27, 32, 37, 42, 48, 54, 60, 66, 72, 78, 85, 92, 98}
 	for _, at := range points {
-		dir := filepath.Join(t.TempDir(), "ws")
-		cmd := exec.Command(bin, "demo", "--headless", "--speed", "0.1", "--no-input", "--into", dir)
-		cmd.Stdout, cmd.Stderr = nil, nil
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(20 * time.Second)
-		for logLines(dir) < at && time.Now().Before(deadline) {
-			time.Sleep(2 * time.Millisecond)
-		}
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-
+		dir, id := killedDemo(t, bin, at)
 		ws := store.Workspace{Dir: dir}
-		ids, _ := ws.ListRunIDs()
-		if len(ids) != 1 {
-			t.Fatalf("kill at %d: %d runs recorded", at, len(ids))
-		}
-		id := ids[0]
 		// The killed log parses line by line (a torn last line is reported,
 		// not fatal).
 		path, _ := ws.LogPath(id)
