@@ -225,18 +225,29 @@ func (w Workspace) readRunRecord(id, name string, limit int64) ([]byte, error) {
 	return ReadRecord(filepath.Join(dir, name), limit)
 }
 
-// ReadMeta reads and validates a run's meta.json.
-func (w Workspace) ReadMeta(id string) (*Meta, error) {
-	b, err := w.readRunRecord(id, MetaFile, MaxMetaBytes)
+// decodeRunRecord reads run id's record name (capped at limit) into v and
+// checks that the record names the run it lies in; runIDOf is where v keeps
+// that name. It returns the bytes, for the caller's seal check.
+func decodeRunRecord[T any](w Workspace, id, name string, limit int64, v *T, runIDOf func(*T) string) ([]byte, error) {
+	b, err := w.readRunRecord(id, name, limit)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	var m Meta
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("run %s: meta.json is not valid: %w", id, err)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("run %s: %s is not valid: %w", id, name, err)
 	}
-	if m.RunID != id {
-		return nil, fmt.Errorf("run %s: meta.json names run %q", id, m.RunID)
+	if got := runIDOf(v); got != id {
+		return nil, fmt.Errorf("run %s: %s names run %q", id, name, got)
+	}
+	return b, nil
+}
+
+// ReadMeta reads and validates a run's meta.json.
+func (w Workspace) ReadMeta(id string) (*Meta, error) {
+	var m Meta
+	b, err := decodeRunRecord(w, id, MetaFile, MaxMetaBytes, &m, func(m *Meta) string { return m.RunID })
+	if err != nil {
+		return nil, err
 	}
 	m.Foreign = !w.Seal.Check(SealMeta, id, b)
 	if m.Foreign && m.Workspace != "" && m.Workspace != w.Seal.Scope() && w.Seal.For(m.Workspace).Check(SealMeta, id, b) {

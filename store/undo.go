@@ -147,16 +147,10 @@ var ErrUndoForeign = errors.New("its undo record is not sealed by you (it was pl
 // ReadUndo reads run id's undo.json. A missing record is fs.ErrNotExist;
 // one that is not sealed comes back with Foreign set.
 func (w Workspace) ReadUndo(id string) (*Undo, error) {
-	b, err := w.readRunRecord(id, UndoFile, MaxUndoBytes)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
-	}
 	var u Undo
-	if err := json.Unmarshal(b, &u); err != nil {
-		return nil, fmt.Errorf("run %s: undo.json is not valid: %w", id, err)
-	}
-	if u.RunID != id {
-		return nil, fmt.Errorf("run %s: undo.json names run %q", id, u.RunID)
+	b, err := decodeRunRecord(w, id, UndoFile, MaxUndoBytes, &u, func(u *Undo) string { return u.RunID })
+	if err != nil {
+		return nil, err
 	}
 	u.Foreign = !w.Seal.Check(SealUndo, id, b)
 	return &u, nil
