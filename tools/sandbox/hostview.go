@@ -58,11 +58,17 @@ func (v *hostView) env(env []string, p Policy, ws string) []string {
 // ensureView finds the run's host view: the toolchains once, their masks
 // and the caches again at every start (a credential file may have
 // appeared, the cache folder may have been removed).
+//
+// It returns a copy: a later refresh replaces the view's slices rather
+// than changing them, so a caller may read its copy without the lock.
 func (s *Sandbox) ensureView() *hostView {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
 	if v := s.view; v != nil {
 		v.tools.remask(hostPaths().denied())
 		v.caches, v.cacheErr = ensureCaches(s.opts.Workspace, goProxyAllowed(s.opts.Policy))
-		return v
+		c := *v
+		return &c
 	}
 	v := &hostView{tools: DiscoverToolchains(context.Background(), os.Getenv, s.opts.Workspace, s.opts.Policy.ReadOnly())}
 	goMod := goProxyAllowed(s.opts.Policy)
@@ -75,7 +81,19 @@ func (s *Sandbox) ensureView() *hostView {
 	}
 	v.caches, v.cacheErr = ensureCaches(s.opts.Workspace, goMod)
 	s.view = v
-	return v
+	c := *v
+	return &c
+}
+
+// currentView is a copy of the view the latest start found, or nil.
+func (s *Sandbox) currentView() *hostView {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if s.view == nil {
+		return nil
+	}
+	c := *s.view
+	return &c
 }
 
 // viewArgs adds v's binds to a, after the base layout's masks and writable

@@ -92,7 +92,10 @@ type Sandbox struct {
 	mu      sync.Mutex // held for a whole command
 	scratch string     // per-run folder: home/, tmp/, proxy.sock
 	helper  *helperProc
-	view    *hostView // toolchains and build caches, found at the first command
+	// viewMu guards view: the helper (under mu) and the MCP servers
+	// (started concurrently) both read it.
+	viewMu sync.Mutex
+	view   *hostView // toolchains and build caches, found at the first command or server
 	proxy   *egress.Proxy
 	closed  bool
 
@@ -205,8 +208,8 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
-	if s.view != nil {
-		env = s.view.env(env, s.opts.Policy, s.opts.Workspace)
+	if v := s.currentView(); v != nil {
+		env = v.env(env, s.opts.Policy, s.opts.Workspace)
 	}
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
 		Limits: s.opts.Policy.Limits().shellLimits()}

@@ -247,6 +247,9 @@ func (s *Sandbox) startConfined(spec ServerSpec) (*Server, error) {
 	if err != nil {
 		return stopProxy(startFailed(err.Error()))
 	}
+	// The operator's toolchains, as the commands see them: an npx or uvx
+	// server finds nvm's node or uv under HOME.
+	l.view = s.ensureView()
 	args, err := l.args(mountOptions{helperExe: exe, proxySock: sock})
 	if err != nil {
 		return stopProxy(startFailed(err.Error()))
@@ -257,6 +260,8 @@ func (s *Sandbox) startConfined(spec ServerSpec) (*Server, error) {
 	}
 	args = append(append(args, "--"), spec.Argv...)
 	cmd := exec.Command(s.host.bwrapPath(), args...)
+	// The environment stays the one the server was given: its toolchains
+	// are mounted, but no cache variable of Guildhall's is added.
 	cmd.Env = s.sandboxEnv(spec.Env, l.home, 0)
 	srv, err := s.launch(cmd, spec, proxy, dir)
 	if err != nil {

@@ -431,3 +431,25 @@ func dirList(t *testing.T, root string) string {
 	})
 	return b.String()
 }
+
+// A confined MCP server sees the operator's toolchains as the commands do
+// (an npx or uvx server finds its node or uv under HOME), read-only, and
+// never a denylisted credential inside them or beside them.
+func TestServerSeesToolchainsButNoCredentials(t *testing.T) {
+	needBwrap(t)
+	home := fakeHome(t)
+	sb, _ := openSandbox(t, Config{})
+	py := filepath.Join(home, ".pyenv/versions/3.11/bin/python3")
+	script := "cat " + filepath.Join(home, ".cargo/bin/cargo") + " && echo READ-TOOLCHAIN; " +
+		"cat " + filepath.Join(home, ".cargo/credentials.toml") + " " + filepath.Join(home, ".ssh/id_ed25519") + " 2>/dev/null; " +
+		"echo x >> " + py + " 2>/dev/null && echo WROTE-TOOLCHAIN; read line; echo \"$line\""
+	out := probeServer(t, sb, ServerSpec{Name: "tc", Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"}, Policy: serverPolicy(t, Config{})})
+	if !strings.Contains(out, "fake cargo") || !strings.Contains(out, "READ-TOOLCHAIN") {
+		t.Errorf("the server does not see the toolchain:\n%s", out)
+	}
+	for _, secret := range []string{"CARGO-SECRET", "SSH-SECRET", "WROTE-TOOLCHAIN"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the server reached %s:\n%s", secret, out)
+		}
+	}
+}
