@@ -25,6 +25,9 @@ type logLine struct {
 	at   time.Time
 	role string
 	text string
+	// boundary marks a line of the run itself (the resume marker), kept
+	// under any role filter: where the run restarted matters to every role.
+	boundary bool
 }
 
 // headless reports whether HeadlessLine prints anything for a type, so
@@ -45,7 +48,7 @@ func (v *runView) addLog(e event.Event) {
 	if e.Type == event.RunResumed {
 		// The restart boundary, between the commands before a crash and
 		// after it, as guildhall show's thread marks it.
-		v.log = append(v.log, logLine{at: e.Timestamp, text: "── Run resumed from its checkpoint ──"})
+		v.log = append(v.log, logLine{at: e.Timestamp, text: "── Run resumed from its checkpoint ──", boundary: true})
 		return
 	}
 	if !headless(e.Type) {
@@ -113,7 +116,7 @@ func (l *logState) refilter(v *runView) {
 	if l.role != "" {
 		l.index = []int{}
 		for i, ln := range v.log {
-			if ln.role == l.role {
+			if ln.role == l.role || ln.boundary {
 				l.index = append(l.index, i)
 			}
 		}

@@ -93,3 +93,23 @@ func TestDemoQuitPromisesNoResume(t *testing.T) {
 		t.Errorf("the demo's quit prompt promises a resume:\n%s", flat)
 	}
 }
+
+// TestLogRoleFilterKeepsTheResumeMarker: filtered to one role, the Log
+// still shows where the run restarted.
+func TestLogRoleFilterKeepsTheResumeMarker(t *testing.T) {
+	m, _ := console(t, crashedEvents(t), 100, 40)
+	press(m, keys("esc", "5")...)
+	if len(m.view.logRoleList) == 0 {
+		t.Fatal("the crashed run's log names no role to filter by")
+	}
+	for range len(m.view.logRoleList) {
+		press(m, keys("f")...)
+		got := ansi.Strip(m.View())
+		if m.logv.role == "" {
+			continue
+		}
+		if !strings.Contains(got, "Run resumed from its checkpoint") {
+			t.Errorf("under the %s filter the resume marker is gone:\n%s", m.logv.role, got)
+		}
+	}
+}
