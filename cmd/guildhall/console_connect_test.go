@@ -57,12 +57,7 @@ func silentEndpoint(t *testing.T) string {
 // own, with h's environment and no keys.
 func startConsolePane(t *testing.T, h *hostile, ws string, args ...string) *tmuxConsole {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required under CI")
-		}
-		t.Skip("tmux not installed")
-	}
+	needTmux(t)
 	var env []string
 	for _, kv := range h.env("OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "TERM=xterm-256color") {
 		env = append(env, singleQuote(kv))

@@ -54,6 +54,18 @@ func (c *tmuxConsole) waitFor(what ...string) string {
 	return ""
 }
 
+// needTmux skips a test when tmux is missing, and fails it under CI,
+// which installs tmux.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux is required under CI")
+		}
+		t.Skip("tmux not installed")
+	}
+}
+
 func (c *tmuxConsole) keys(keys ...string) {
 	c.t.Helper()
 	for _, k := range keys {
@@ -67,12 +79,7 @@ func (c *tmuxConsole) keys(keys ...string) {
 // in a 100x30 tmux pane, answers the question in the modal, waits for the
 // result card and quits.
 func TestConsoleUnderTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required under CI")
-		}
-		t.Skip("tmux not installed")
-	}
+	needTmux(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -31,12 +31,7 @@ func startDemoPane(t *testing.T, args ...string) *demoPane {
 // startDemoPaneEnv is startDemoPane with more environment (NAME=value).
 func startDemoPaneEnv(t *testing.T, extra []string, args ...string) *demoPane {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required under CI")
-		}
-		t.Skip("tmux not installed")
-	}
+	needTmux(t)
 	bin := hostileBinary(t)
 	p := &demoPane{t: t, sock: fmt.Sprintf("gh-demo-%d-%d", os.Getpid(), time.Now().UnixNano()), name: "demo", dir: t.TempDir()}
 	env := []string{"TERM=xterm-256color"}

@@ -30,12 +30,7 @@ type attachTmux struct {
 
 func newAttachTmux(t *testing.T, h *hostile) *attachTmux {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required under CI")
-		}
-		t.Skip("tmux not installed")
-	}
+	needTmux(t)
 	a := &attachTmux{t: t, h: h, socket: fmt.Sprintf("gh-attach-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", a.socket, "kill-server").Run() })
 	return a

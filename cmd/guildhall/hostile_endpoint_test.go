@@ -65,12 +65,7 @@ func TestClosedPortFailsFastWithNoRecord(t *testing.T) {
 // points the session at a working server; the task that waited then runs;
 // and the start-up notes are shown in the console too.
 func TestConsoleShowsTheEndpointDialogAndRecovers(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required under CI")
-		}
-		t.Skip("tmux not installed")
-	}
+	needTmux(t)
 	h := newHostile(t)
 	ws := h.workspace("console-endpoint")
 	f := fakellm.New()

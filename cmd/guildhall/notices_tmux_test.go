@@ -14,12 +14,7 @@ import (
 // while the demo's question is open is acknowledged and listed by i, and
 // the "Answer sent." notice leaves the banner after a few seconds.
 func TestInquiryAndNoticesUnderTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is required under CI")
-		}
-		t.Skip("tmux not installed")
-	}
+	needTmux(t)
 	h := newHostile(t)
 	c := &tmuxConsole{t: t, name: fmt.Sprintf("guildhall-notices-%d", os.Getpid())}
 	script := fmt.Sprintf("TERM=xterm-256color HOME=%s %s demo --speed 0 2>%s; sleep 60", h.home, h.bin, filepath.Join(h.root, "stderr"))
