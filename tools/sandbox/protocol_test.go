@@ -146,7 +146,7 @@ func TestChannelRoundTrips(t *testing.T) {
 func BenchmarkChannelCall(b *testing.B) {
 	secret, _ := newSecret()
 	g, h := newChannel(secret, toHelper), newChannel(secret, fromHelper)
-	req := request{Dir: "/work/project", Command: "go test ./...", Env: []string{"PATH=/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp"}, TimeoutMs: 60000, MaxChars: 8192}
+	req := request{Dir: "/ws/project", Command: "go test ./...", Env: []string{"PATH=/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp"}, TimeoutMs: 60000, MaxChars: 8192}
 	resp := response{ExitCode: 1, Stdout: strings.Repeat("ok  \tpkg\t0.01s\n", 40), Stderr: "FAIL\n"}
 	var buf bytes.Buffer
 	for b.Loop() {

@@ -144,7 +144,7 @@ func networkWords(p Policy, preset, host, fetch string) string {
 	}
 }
 
-// mountList is "GOROOT /usr/local/go and GOMODCACHE /root/go/pkg/mod".
+// mountList is "GOROOT /usr/local/go and GOMODCACHE /home/you/go/pkg/mod".
 func mountList(ms []Mount) string {
 	words := make([]string, 0, len(ms))
 	for _, m := range ms {

@@ -96,8 +96,8 @@ type Sandbox struct {
 	// (started concurrently) both read it.
 	viewMu sync.Mutex
 	view   *hostView // toolchains and build caches, found at the first command or server
-	proxy   *egress.Proxy
-	closed  bool
+	proxy  *egress.Proxy
+	closed bool
 
 	// guardMu guards guard, the hold on the workspace's .git placeholder
 	// (gitguard.go), shared by the helper, the git commands and the
