@@ -12,10 +12,17 @@ package main
 // network, with its result saying how the operator would allow it.
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,11 +48,22 @@ type toolchainCall struct {
 // a busy machine), with extraEnv added to the operator's environment.
 func (h *hostile) buildRun(ws string, extraEnv []string, commands ...string) (result, []toolchainCall) {
 	h.t.Helper()
+	return h.buildRunSandbox(ws, "", extraEnv, commands...)
+}
+
+// buildRunSandbox is buildRun under an operator deployment whose
+// "sandbox" setting is sandbox (JSON; "" for the default).
+func (h *hostile) buildRunSandbox(ws, sandbox string, extraEnv []string, commands ...string) (result, []toolchainCall) {
+	h.t.Helper()
 	dir := filepath.Join(h.root, "build-guild")
 	h.write(filepath.Join(dir, "guild.json"), `{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["run_shell","test","finish"]}}}`, 0o644)
 	h.write(filepath.Join(dir, "prompts", "solo.md"), "[role:solo] Build and test.\n", 0o644)
 	dep := filepath.Join(h.root, "build-deployment.json")
-	h.write(dep, `{"executor": {"defaultToolTimeoutSeconds": 180}}`, 0o644)
+	deployment := `{"executor": {"defaultToolTimeoutSeconds": 180}}`
+	if sandbox != "" {
+		deployment = `{"executor": {"defaultToolTimeoutSeconds": 180}, "sandbox": ` + sandbox + `}`
+	}
+	h.write(dep, deployment, 0o644)
 	f := fakellm.New()
 	defer f.Close()
 	var turns []fakellm.Reply
@@ -301,6 +319,117 @@ func TestToolchainRustCrate(t *testing.T) {
 	res, calls := h.buildRun(ws, env, "cargo test --offline 2>&1")
 	expectPass(t, res, calls, 1, "test tests::adds ... ok")
 	h.assertSafe()
+}
+
+// With the crates preset allowed, cargo unpacks what it fetches into a
+// CARGO_HOME of the workspace's own, which carries the operator's cargo
+// configuration, while the operator's CARGO_HOME stays read-only and
+// unwritten; under the default sandbox the same build is refused by the
+// read-only CARGO_HOME. The registry is a local one named by the
+// operator's cargo configuration and shown by sandbox.readOnly, so no
+// network is needed.
+func TestToolchainRustFetchesIntoTheWorkspacesCargoHome(t *testing.T) {
+	sandboxtest.Need(t)
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Skip("no cargo on PATH: the Rust project cannot be built here")
+	}
+	h := newHostile(t)
+	reg := filepath.Join(h.root, "registry")
+	crate := writeCrate(t, filepath.Join(reg, "greet-0.1.0.crate"), "greet", "0.1.0",
+		"pub const HI: &str = \"hi from greet\";\n")
+	h.write(filepath.Join(reg, "index", "gr", "ee", "greet"), fmt.Sprintf(
+		`{"name":"greet","vers":"0.1.0","deps":[],"cksum":"%s","features":{},"yanked":false}`+"\n", crate), 0o644)
+	cargoHome := filepath.Join(h.root, "operator-cargo")
+	h.write(filepath.Join(cargoHome, "config.toml"), fmt.Sprintf(
+		"[source.crates-io]\nreplace-with = \"local\"\n\n[source.local]\nlocal-registry = %q\n", reg), 0o644)
+	rustup := os.Getenv("RUSTUP_HOME")
+	if rustup == "" {
+		rustup = filepath.Join(os.Getenv("HOME"), ".rustup")
+	}
+	env := []string{"CARGO_HOME=" + cargoHome, "RUSTUP_HOME=" + rustup}
+	project := func(name string) string {
+		ws := h.workspace(name)
+		h.write(filepath.Join(ws, "Cargo.toml"), "[package]\nname = \"ws\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ngreet = \"0.1.0\"\n", 0o644)
+		h.write(filepath.Join(ws, "src", "main.rs"), "fn main() { println!(\"{}\", greet::HI); }\n", 0o644)
+		return ws
+	}
+	before := treeList(t, cargoHome)
+
+	readOnly := fmt.Sprintf(`"readOnly": [%q]`, reg)
+	res, calls := h.buildRunSandbox(project("rs-default"), "{"+readOnly+"}", env, "cargo run --quiet --offline 2>&1")
+	if len(calls) == 0 || calls[0].exit == 0 || !strings.Contains(calls[0].out, "Read-only file system") {
+		t.Fatalf("under the default sandbox cargo unpacked into the read-only CARGO_HOME:\n%s", res)
+	}
+
+	ws := project("rs-crates")
+	res, calls = h.buildRunSandbox(ws, `{"network": "allowlist", "allow": ["crates"], `+readOnly+`}`, env,
+		`echo "CARGO_HOME=$CARGO_HOME"; cargo run --quiet 2>&1`)
+	expectPass(t, res, calls, 1, "hi from greet")
+	cacheHome := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(calls[0].out, "\n", 2)[0], "CARGO_HOME="))
+	if filepath.Base(cacheHome) != "cargo-home" || !strings.Contains(cacheHome, "sandbox-cache") {
+		t.Fatalf("CARGO_HOME in the sandbox is %q, want the workspace's cargo-home", cacheHome)
+	}
+	if got, _ := filepath.Glob(filepath.Join(cacheHome, "registry", "src", "*", "greet-0.1.0", "src", "lib.rs")); len(got) != 1 {
+		t.Errorf("greet was not unpacked into the workspace's CARGO_HOME %s", cacheHome)
+	}
+	if after := treeList(t, cargoHome); after != before {
+		t.Errorf("the operator's CARGO_HOME changed:\n%s\n---\n%s", before, after)
+	}
+	h.assertSafe()
+}
+
+// writeCrate writes a .crate (the gzipped tar cargo publishes) of a
+// library crate name@version with src/lib.rs lib, and returns its SHA-256.
+func writeCrate(t *testing.T, path, name, version, lib string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	files := []struct{ name, body string }{
+		{"Cargo.toml", fmt.Sprintf("[package]\nname = %q\nversion = %q\nedition = \"2021\"\n", name, version)},
+		{"src/lib.rs", lib},
+	}
+	for _, f := range files {
+		hdr := &tar.Header{Name: name + "-" + version + "/" + f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(f.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(tw.Close(), gz.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:])
+}
+
+// treeList lists the paths, kinds and sizes under root, to compare.
+func treeList(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d\n", p, info.Mode(), info.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // As an attacker: with toolchains in the operator's HOME, each holding a

@@ -16,8 +16,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -28,16 +30,38 @@ type buildCache struct {
 	path string // canonical host path, bound at the same path inside
 }
 
-// cacheKinds are the caches, by variable and folder name. CARGO_TARGET_DIR
-// is pointed at its cache only when the command's environment sets it
+// cacheKind is one writable cache a workspace may get: the variable
+// pointed at it ("" for Maven's, which is a property in MAVEN_OPTS), its
+// folder's name, and, for a download cache, a host of the registry the
+// network must allow for it to be made.
+type cacheKind struct{ env, name, host string }
+
+// cacheKinds are the caches every workspace gets. CARGO_TARGET_DIR is
+// pointed at its cache only when the command's environment sets it
 // outside the workspace (cargo's default, target/ in the workspace, is
-// writable already).
-var cacheKinds = []struct{ env, name string }{
-	{"GOCACHE", "go-build"},
-	{"PIP_CACHE_DIR", "pip"},
-	{"UV_CACHE_DIR", "uv"},
-	{"npm_config_cache", "npm"},
-	{"CARGO_TARGET_DIR", "cargo-target"},
+// writable already). Gradle writes its user home at every start (daemon
+// registry, native libraries, file hashes), so it gets one of its own,
+// reading the operator's dependency cache through GRADLE_RO_DEP_CACHE
+// (downloadEnv).
+var cacheKinds = []cacheKind{
+	{"GOCACHE", "go-build", ""},
+	{"PIP_CACHE_DIR", "pip", ""},
+	{"UV_CACHE_DIR", "uv", ""},
+	{"npm_config_cache", "npm", ""},
+	{"CARGO_TARGET_DIR", "cargo-target", ""},
+	{"GRADLE_USER_HOME", "gradle-home", ""},
+}
+
+// downloadKinds are the caches a workspace gets when its network allows
+// the registry they download from. The operator's module cache,
+// CARGO_HOME and Maven repository are read-only (a hostile download would
+// poison them for the host), and a download must go somewhere: into the
+// workspace's own, which downloadEnv points the tool at, with what the
+// operator has still read from the operator's where the tool can.
+var downloadKinds = []cacheKind{
+	{"GOMODCACHE", "go-mod", "proxy.golang.org"},
+	{"CARGO_HOME", "cargo-home", "index.crates.io"},
+	{"", "m2-repository", "repo.maven.apache.org"},
 }
 
 // WorkspaceCacheDir is the folder of ws's build caches (ws canonical).
@@ -50,16 +74,23 @@ func WorkspaceCacheDir(ws string) (string, error) {
 	return filepath.Join(root, "sandbox-cache", hex.EncodeToString(sum[:8])), nil
 }
 
-// goModKind is the module cache a workspace gets when its network allows
-// the Go module proxy: the operator's module cache is read-only, and a
-// download must go somewhere (goDownloadEnv).
-var goModKind = struct{ env, name string }{"GOMODCACHE", "go-mod"}
+// kindsFor is the caches of a workspace whose network lets commands reach
+// a host when allows says so.
+func kindsFor(allows func(host string) bool) []cacheKind {
+	kinds := append([]cacheKind(nil), cacheKinds...)
+	for _, k := range downloadKinds {
+		if allows(k.host) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
 
-// ensureCaches creates ws's caches (private to the operator) and returns
-// them, with a module cache of its own when goMod. It refuses a cache
-// folder inside the workspace or holding it, and a cache path that is not
-// the folder it was made as (a link on its way).
-func ensureCaches(ws string, goMod bool) ([]buildCache, error) {
+// ensureCaches creates ws's caches of kinds (private to the operator) and
+// returns them. It refuses a cache folder inside the workspace or holding
+// it, and a cache path that is not the folder it was made as (a link on
+// its way).
+func ensureCaches(ws string, kinds []cacheKind) ([]buildCache, error) {
 	dir, err := WorkspaceCacheDir(ws)
 	if err != nil {
 		return nil, err
@@ -68,10 +99,6 @@ func ensureCaches(ws string, goMod bool) ([]buildCache, error) {
 		return nil, fmt.Errorf("the build cache folder %s and the workspace overlap", dir)
 	}
 	var out []buildCache
-	kinds := cacheKinds
-	if goMod {
-		kinds = append(append(kinds[:0:0], kinds...), goModKind)
-	}
 	for _, k := range kinds {
 		p := filepath.Join(dir, k.name)
 		if err := os.MkdirAll(p, 0o700); err != nil {
@@ -97,7 +124,9 @@ func cacheEnv(env []string, caches []buildCache, writable func(string) bool) []s
 	}
 	path := map[string]string{}
 	for _, c := range caches {
-		path[c.env] = c.path
+		if c.env != "" {
+			path[c.env] = c.path
+		}
 	}
 	kept := map[string]bool{}
 	out := make([]string, 0, len(env)+len(caches))
@@ -117,11 +146,37 @@ func cacheEnv(env []string, caches []buildCache, writable func(string) bool) []s
 		}
 	}
 	for _, c := range caches {
-		if !kept[c.env] && c.env != "CARGO_TARGET_DIR" {
+		if c.env != "" && !kept[c.env] && c.env != "CARGO_TARGET_DIR" {
 			out = append(out, c.env+"="+c.path)
 		}
 	}
 	return out
+}
+
+// downloadEnv points the tools at the workspace's download caches, where
+// env points at them (a variable naming a folder the command may write
+// anyway was kept by cacheEnv): go takes what the operator's module cache
+// holds from it (goDownloadEnv); Maven gets its local repository in
+// MAVEN_OPTS, with the operator's as a read-only tail (Maven 3.9 and
+// later read it; older ones download again); Gradle reads the operator's
+// dependency cache as its read-only cache. tc is where the operator's
+// are.
+func downloadEnv(env []string, caches []buildCache, tc Toolchains) []string {
+	for _, c := range caches {
+		switch c.name {
+		case "go-mod":
+			if slices.Contains(env, c.env+"="+c.path) {
+				env = goDownloadEnv(env, tc.operatorPath("go", "GOMODCACHE", ""))
+			}
+		case "m2-repository":
+			env = mavenEnv(env, c.path, tc.operatorPath("java", "Maven repository", "repository"))
+		case "gradle-home":
+			if ro := tc.operatorPath("java", "GRADLE_USER_HOME", "caches"); ro != "" && slices.Contains(env, c.env+"="+c.path) {
+				env = setDefault(env, "GRADLE_RO_DEP_CACHE", ro)
+			}
+		}
+	}
+	return env
 }
 
 // goDownloadEnv lets go download modules into the workspace's own module
@@ -148,4 +203,83 @@ func goDownloadEnv(env []string, operatorModCache string) []string {
 		proxy = "file://" + filepath.Join(operatorModCache, "cache", "download") + "," + proxy
 	}
 	return append(out, "GOPROXY="+proxy, "GOFLAGS="+strings.TrimSpace(flags+" -modcacherw"))
+}
+
+// mavenEnv adds the workspace's local repository (and the operator's, as
+// its read-only tail, when there is one) to MAVEN_OPTS, unless MAVEN_OPTS
+// names a local repository already.
+func mavenEnv(env []string, repo, operatorRepo string) []string {
+	opts := ""
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "MAVEN_OPTS="); ok {
+			opts = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	if !strings.Contains(opts, "-Dmaven.repo.local=") {
+		opts = strings.TrimSpace(opts + " -Dmaven.repo.local=" + repo)
+		if operatorRepo != "" {
+			opts += " -Dmaven.repo.local.tail=" + operatorRepo
+		}
+	}
+	return append(out, "MAVEN_OPTS="+opts)
+}
+
+// setDefault adds name=val to env unless env sets name.
+func setDefault(env []string, name, val string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return env
+		}
+	}
+	return append(env, name+"="+val)
+}
+
+// cargoConfigs are the files of CARGO_HOME cargo reads its configuration
+// from (registries, mirrors, build flags); the registry token is in
+// credentials.toml, which is on the denylist and never copied.
+var cargoConfigs = []string{"config.toml", "config"}
+
+// seedCargoHome gives the workspace's CARGO_HOME (home) a copy of the
+// operator's cargo configuration (from operatorHome, "" when there is
+// none), made again at every start: a command of the workspace may change
+// the copy, as it may change the workspace's own .cargo/config.toml, and
+// what it changed must not outlive the run's next start. Each file is
+// written beside its place and renamed over it, so that a link left there
+// is replaced, never followed; a configuration the operator removed is
+// removed.
+func seedCargoHome(home, operatorHome string) error {
+	for _, name := range cargoConfigs {
+		dst := filepath.Join(home, name)
+		var data []byte
+		if operatorHome != "" {
+			b, err := os.ReadFile(filepath.Join(operatorHome, name))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("read the cargo configuration: %w", err)
+			}
+			data = b
+		}
+		if data == nil {
+			if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove the workspace's cargo configuration: %w", err)
+			}
+			continue
+		}
+		tmp, err := os.CreateTemp(home, ".config-*")
+		if err != nil {
+			return fmt.Errorf("copy the cargo configuration: %w", err)
+		}
+		_, werr := tmp.Write(data)
+		if err := errors.Join(werr, tmp.Close()); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("copy the cargo configuration: %w", err)
+		}
+		if err := os.Rename(tmp.Name(), dst); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("copy the cargo configuration: %w", err)
+		}
+	}
+	return nil
 }

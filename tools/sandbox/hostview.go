@@ -9,7 +9,6 @@ package sandbox
 import (
 	"context"
 	"os"
-	"slices"
 	"sort"
 )
 
@@ -18,17 +17,21 @@ type hostView struct {
 	tools    Toolchains
 	caches   []buildCache
 	cacheErr error // why there are no caches, when there are none
-	// goModCache is the operator's module cache when the network allows
-	// the Go module proxy (the workspace then has a module cache of its
-	// own, goDownloadEnv), else "".
-	goModCache string
+}
+
+// hostAllowed reports whether p lets commands reach host on port 443.
+func hostAllowed(p Policy, host string) bool {
+	ok, _ := p.Allow().Allows(host, 443)
+	return p.Network() == NetworkAllowlist && ok
 }
 
 // goProxyAllowed reports whether p lets commands reach the Go module
 // proxy.
-func goProxyAllowed(p Policy) bool {
-	ok, _ := p.Allow().Allows("proxy.golang.org", 443)
-	return p.Network() == NetworkAllowlist && ok
+func goProxyAllowed(p Policy) bool { return hostAllowed(p, "proxy.golang.org") }
+
+// policyCaches is the kinds of cache a workspace of policy p gets.
+func policyCaches(p Policy) []cacheKind {
+	return kindsFor(func(host string) bool { return hostAllowed(p, host) })
 }
 
 // env points env's cache variables at the workspace's caches (where they
@@ -46,13 +49,7 @@ func (v *hostView) env(env []string, p Policy, ws string) []string {
 		}
 		return false
 	}
-	env = cacheEnv(env, v.caches, writable)
-	for _, c := range v.caches {
-		if c.env == goModKind.env && slices.Contains(env, c.env+"="+c.path) {
-			return goDownloadEnv(env, v.goModCache)
-		}
-	}
-	return env
+	return downloadEnv(cacheEnv(env, v.caches, writable), v.caches, v.tools)
 }
 
 // ensureView finds the run's host view: the toolchains once, their masks
@@ -66,23 +63,30 @@ func (s *Sandbox) ensureView() *hostView {
 	defer s.viewMu.Unlock()
 	if v := s.view; v != nil {
 		v.tools.remask(hostPaths().denied())
-		v.caches, v.cacheErr = ensureCaches(s.opts.Workspace, goProxyAllowed(s.opts.Policy))
+		v.refreshCaches(s.opts)
 		c := *v
 		return &c
 	}
 	v := &hostView{tools: DiscoverToolchains(context.Background(), os.Getenv, s.opts.Workspace, s.opts.Policy.ReadOnly())}
-	goMod := goProxyAllowed(s.opts.Policy)
-	if goMod {
-		for _, m := range v.tools.Of("go") {
-			if m.What == "GOMODCACHE" {
-				v.goModCache = m.Path
-			}
-		}
-	}
-	v.caches, v.cacheErr = ensureCaches(s.opts.Workspace, goMod)
+	v.refreshCaches(s.opts)
 	s.view = v
 	c := *v
 	return &c
+}
+
+// refreshCaches makes the workspace's caches again, and gives its own
+// CARGO_HOME, where there is one, a fresh copy of the operator's cargo
+// configuration (seedCargoHome).
+func (v *hostView) refreshCaches(o Options) {
+	v.caches, v.cacheErr = ensureCaches(o.Workspace, policyCaches(o.Policy))
+	if v.cacheErr != nil {
+		return
+	}
+	for _, c := range v.caches {
+		if c.name == "cargo-home" {
+			v.cacheErr = seedCargoHome(c.path, v.tools.operatorPath("rust", "CARGO_HOME", ""))
+		}
+	}
 }
 
 // currentView is a copy of the view the latest start found, or nil.

@@ -82,9 +82,14 @@ func (t Toolchains) Report(p Policy, ws, path string, projects []Project) []stri
 		out = append(out, "masked inside them (credentials): "+strings.Join(t.Masks, ", "))
 	}
 	if dir, err := WorkspaceCacheDir(ws); err == nil {
-		names := make([]string, 0, len(cacheKinds))
-		for _, k := range cacheKinds {
-			names = append(names, k.env)
+		kinds := policyCaches(p)
+		names := make([]string, 0, len(kinds))
+		for _, k := range kinds {
+			if k.env == "" {
+				names = append(names, "MAVEN_OPTS -Dmaven.repo.local")
+			} else {
+				names = append(names, k.env)
+			}
 		}
 		out = append(out, fmt.Sprintf("build caches (writable, this workspace's own): %s (%s)", dir, strings.Join(names, ", ")))
 	}
@@ -130,14 +135,19 @@ func (t Toolchains) projectLine(p Policy, ws, path string, pr Project) string {
 	return head + strings.Join(parts, "; ")
 }
 
+// downloadsInto names, per preset, the download cache of the workspace's
+// own that its downloads go to (downloadKinds), where the operator's is
+// read-only; npm's and pip's downloads go to their build caches.
+var downloadsInto = map[string]string{"go": "module cache", "crates": "CARGO_HOME", "maven": "Maven repository"}
+
 // networkWords says whether the network lets fetch download.
 func networkWords(p Policy, preset, host, fetch string) string {
 	switch {
 	case p.Network() == NetworkOff:
 		return fmt.Sprintf("network off: %s needs \"network\": \"allowlist\" and sandbox.allow [%q]", fetch, preset)
-	case preset == "go" && goProxyAllowed(p):
-		return fmt.Sprintf("network allowlist: %s may download (%s allowed) into the workspace's own module cache", fetch, host)
-	case func() bool { ok, _ := p.Allow().Allows(host, 443); return ok }():
+	case hostAllowed(p, host) && downloadsInto[preset] != "":
+		return fmt.Sprintf("network allowlist: %s may download (%s allowed) into the workspace's own %s", fetch, host, downloadsInto[preset])
+	case hostAllowed(p, host):
 		return fmt.Sprintf("network allowlist: %s may download (%s allowed)", fetch, host)
 	default:
 		return fmt.Sprintf("network allowlist: %s needs sandbox.allow [%q]", fetch, preset)

@@ -368,6 +368,19 @@ func (t Toolchains) Of(tool string) []Mount {
 	return out
 }
 
+// operatorPath is the path of the operator's tool mount named what, with
+// rel joined, when that is a folder there; else "".
+func (t Toolchains) operatorPath(tool, what, rel string) string {
+	for _, m := range t.Of(tool) {
+		if m.What == what {
+			if p := filepath.Join(m.Path, rel); isDir(p) {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if len(s) > 200 {

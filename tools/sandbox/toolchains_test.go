@@ -453,3 +453,143 @@ func TestServerSeesToolchainsButNoCredentials(t *testing.T) {
 		}
 	}
 }
+
+func TestDownloadEnvPointsMavenAndGradleAtTheWorkspace(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".m2/repository", ".gradle/caches"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc := Toolchains{Mounts: []Mount{
+		{Tool: "java", What: "Maven repository", Path: filepath.Join(home, ".m2")},
+		{Tool: "java", What: "GRADLE_USER_HOME", Path: filepath.Join(home, ".gradle")},
+	}}
+	caches := []buildCache{{env: "", name: "m2-repository", path: "/c/m2"}, {env: "GRADLE_USER_HOME", name: "gradle-home", path: "/c/gradle"}}
+	opRepo, opGradle := filepath.Join(home, ".m2/repository"), filepath.Join(home, ".gradle/caches")
+	for _, c := range []struct{ in, want string }{
+		{"PATH=/bin GRADLE_USER_HOME=/c/gradle",
+			"PATH=/bin GRADLE_USER_HOME=/c/gradle MAVEN_OPTS=-Dmaven.repo.local=/c/m2 -Dmaven.repo.local.tail=" + opRepo + " GRADLE_RO_DEP_CACHE=" + opGradle},
+		{"MAVEN_OPTS=-Xmx1g GRADLE_USER_HOME=/ws/g",
+			"GRADLE_USER_HOME=/ws/g MAVEN_OPTS=-Xmx1g -Dmaven.repo.local=/c/m2 -Dmaven.repo.local.tail=" + opRepo},
+		{"MAVEN_OPTS=-Dmaven.repo.local=/ws/repo GRADLE_USER_HOME=/c/gradle GRADLE_RO_DEP_CACHE=/ro",
+			"GRADLE_USER_HOME=/c/gradle GRADLE_RO_DEP_CACHE=/ro MAVEN_OPTS=-Dmaven.repo.local=/ws/repo"},
+	} {
+		if got := strings.Join(downloadEnv(strings.Fields(c.in), caches, tc), " "); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+	// Without the operator's folders there is no tail and no read-only cache.
+	got := strings.Join(downloadEnv([]string{"GRADLE_USER_HOME=/c/gradle"}, caches, Toolchains{}), " ")
+	if want := "GRADLE_USER_HOME=/c/gradle MAVEN_OPTS=-Dmaven.repo.local=/c/m2"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestDownloadCachesFollowThePolicy(t *testing.T) {
+	names := func(p Policy) string {
+		var n []string
+		for _, k := range policyCaches(p) {
+			n = append(n, k.name)
+		}
+		return strings.Join(n, " ")
+	}
+	base := "go-build pip uv npm cargo-target gradle-home"
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, base},
+		{Config{Network: "allowlist", Allow: []string{"npm"}}, base},
+		{Config{Network: "allowlist", Allow: []string{"go", "crates", "maven"}}, base + " go-mod cargo-home m2-repository"},
+		{Config{Network: "allowlist", Allow: []string{"crates"}}, base + " cargo-home"},
+	} {
+		p, err := NewPolicy(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(p); got != c.want {
+			t.Errorf("%+v: caches %q, want %q", c.cfg, got, c.want)
+		}
+	}
+}
+
+// As an attacker with the run's CARGO_HOME writable: a link left where
+// the configuration goes is replaced at the next start, never followed,
+// and a configuration changed inside is the operator's again.
+func TestSeedCargoHomeReplacesWhatACommandLeft(t *testing.T) {
+	dir := t.TempDir()
+	home, op, victim := filepath.Join(dir, "cargo-home"), filepath.Join(dir, "op"), filepath.Join(dir, "victim")
+	for _, d := range []string{home, op} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(victim, []byte("untouched"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(op, "config.toml"), []byte("[net]\noffline = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(home, "config.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config"), []byte("[source.crates-io]\nreplace-with = 'evil'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := seedCargoHome(home, op); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "untouched" {
+		t.Errorf("the link was followed: the victim holds %q", b)
+	}
+	fi, err := os.Lstat(filepath.Join(home, "config.toml"))
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("config.toml is not a regular file: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != "[net]\noffline = true\n" {
+		t.Errorf("config.toml holds %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(home, "config")); !os.IsNotExist(err) {
+		t.Errorf("the planted legacy config survived the start: %v", err)
+	}
+	if err := seedCargoHome(home, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(home, "config.toml")); !os.IsNotExist(err) {
+		t.Errorf("without an operator's CARGO_HOME the copy stays: %v", err)
+	}
+}
+
+// With the maven preset allowed, Maven's local repository is a folder of
+// the workspace's own, writable, with the operator's read beside it and
+// never written.
+func TestSandboxMavenDownloadsIntoTheWorkspacesRepository(t *testing.T) {
+	needBwrap(t)
+	home := fakeHome(t)
+	opRepo := filepath.Join(home, ".m2/repository")
+	sb, ws := openSandbox(t, Config{Network: "allowlist", Allow: []string{"maven"}})
+	before := dirList(t, filepath.Join(home, ".m2"))
+	out := run(t, sb, ws, `repo=${MAVEN_OPTS#*-Dmaven.repo.local=}; repo=${repo%% *}; echo "repo=$repo"
+mkdir -p "$repo/org/y" && echo jar > "$repo/org/y/y.jar" && echo wrote
+cat `+opRepo+`/org/x.jar; echo
+echo owned > `+opRepo+`/org/x.jar || echo refused
+echo "$MAVEN_OPTS"`)
+	cacheDir, _ := WorkspaceCacheDir(ws)
+	repo := filepath.Join(cacheDir, "m2-repository")
+	for _, want := range []string{"repo=" + repo, "wrote", "jar", "refused", "-Dmaven.repo.local.tail=" + opRepo} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, "org/y/y.jar")); err != nil || string(b) != "jar\n" {
+		t.Errorf("the download did not land in the workspace's repository: %q %v", b, err)
+	}
+	if after := dirList(t, filepath.Join(home, ".m2")); after != before {
+		t.Errorf("the operator's ~/.m2 changed:\n%s\n---\n%s", before, after)
+	}
+	tc := sb.currentView().tools
+	if got := strings.Join(tc.Report(sb.opts.Policy, ws, "", []Project{{"java", "pom.xml"}}), "\n"); !strings.Contains(got, "into the workspace's own Maven repository") || !strings.Contains(got, "MAVEN_OPTS -Dmaven.repo.local") {
+		t.Errorf("report:\n%s", got)
+	}
+}
