@@ -25,10 +25,6 @@ func hostAllowed(p Policy, host string) bool {
 	return p.Network() == NetworkAllowlist && ok
 }
 
-// goProxyAllowed reports whether p lets commands reach the Go module
-// proxy.
-func goProxyAllowed(p Policy) bool { return hostAllowed(p, "proxy.golang.org") }
-
 // policyCaches is the kinds of cache a workspace of policy p gets.
 func policyCaches(p Policy) []cacheKind {
 	return kindsFor(func(host string) bool { return hostAllowed(p, host) })
