@@ -16,29 +16,40 @@ const (
 	envFraction                // a number in (0, 1)
 )
 
+// envValue is an ORCHESTRATOR_* value parsed as its setting's kind; only
+// the field of that kind is meaningful.
+type envValue struct {
+	s string
+	n int
+	f float64
+}
+
 // originalEnv are the original system's environment overrides, each
 // replacing one deployment setting. Guildhall's own GUILDHALL_* names and
-// the flags are applied after them, so they win when both are set.
+// the flags are applied after them, so they win when both are set. Each row
+// holds its own setter, so the variable, the setting's path and the field
+// it writes are named in one place.
 var originalEnv = []struct {
 	name, path string
 	kind       envKind
+	set        func(d *Deployment, v envValue)
 }{
-	{"ORCHESTRATOR_MODEL", "model.name", envString},
-	{"ORCHESTRATOR_API_BASE", "model.apiBase", envString},
-	{"ORCHESTRATOR_MODEL_CONTEXT_WINDOW", "model.contextWindow", envInt},
-	{"ORCHESTRATOR_TEMPERATURE", "model.generation.temperature", envNumber},
-	{"ORCHESTRATOR_MAX_TOKENS", "model.generation.maxTokens", envInt},
-	{"ORCHESTRATOR_MAX_AGENT_DEPTH", "executor.maxAgentDepth", envInt},
-	{"ORCHESTRATOR_TOOL_TIMEOUT_SECONDS", "executor.defaultToolTimeoutSeconds", envInt},
-	{"ORCHESTRATOR_MAX_COMPACTION_ATTEMPTS", "executor.maxCompactionAttempts", envInt},
-	{"ORCHESTRATOR_CONTEXT_PRESSURE_THRESHOLD", "executor.contextPressureThreshold", envFraction},
-	{"ORCHESTRATOR_CONTEXT_HANDLER_ROLE", "executor.contextHandlerRole", envString},
-	{"ORCHESTRATOR_INQUIRY_HANDLER_ROLE", "executor.inquiryHandlerRole", envString},
-	{"ORCHESTRATOR_INTERRUPT_HANDLER_ROLE", "executor.interruptTriggers.handlerRole", envString},
-	{"ORCHESTRATOR_INTERRUPT_EVERY_TOOL_CALLS", "executor.interruptTriggers.everyToolCalls", envInt},
-	{"ORCHESTRATOR_INTERRUPT_EVERY_TOKENS", "executor.interruptTriggers.everyTokens", envInt},
-	{"ORCHESTRATOR_INTERRUPT_PLAN_OWNER_ROLE", "executor.interruptTriggers.planOwnerRole", envString},
-	{"ORCHESTRATOR_MAX_TOOL_OUTPUT_CHARS", "contextPolicy.maxToolOutputChars", envInt},
+	{"ORCHESTRATOR_MODEL", "model.name", envString, func(d *Deployment, v envValue) { d.Model.Name = v.s }},
+	{"ORCHESTRATOR_API_BASE", "model.apiBase", envString, func(d *Deployment, v envValue) { d.Model.APIBase = v.s }},
+	{"ORCHESTRATOR_MODEL_CONTEXT_WINDOW", "model.contextWindow", envInt, func(d *Deployment, v envValue) { d.Model.ContextWindow = v.n }},
+	{"ORCHESTRATOR_TEMPERATURE", "model.generation.temperature", envNumber, func(d *Deployment, v envValue) { d.Model.Generation.Temperature = &v.f }},
+	{"ORCHESTRATOR_MAX_TOKENS", "model.generation.maxTokens", envInt, func(d *Deployment, v envValue) { d.Model.Generation.MaxTokens = v.n }},
+	{"ORCHESTRATOR_MAX_AGENT_DEPTH", "executor.maxAgentDepth", envInt, func(d *Deployment, v envValue) { d.Executor.MaxAgentDepth = v.n }},
+	{"ORCHESTRATOR_TOOL_TIMEOUT_SECONDS", "executor.defaultToolTimeoutSeconds", envInt, func(d *Deployment, v envValue) { d.Executor.DefaultToolTimeoutSeconds = v.n }},
+	{"ORCHESTRATOR_MAX_COMPACTION_ATTEMPTS", "executor.maxCompactionAttempts", envInt, func(d *Deployment, v envValue) { d.Executor.MaxCompactionAttempts = v.n }},
+	{"ORCHESTRATOR_CONTEXT_PRESSURE_THRESHOLD", "executor.contextPressureThreshold", envFraction, func(d *Deployment, v envValue) { d.Executor.ContextPressureThreshold = v.f }},
+	{"ORCHESTRATOR_CONTEXT_HANDLER_ROLE", "executor.contextHandlerRole", envString, func(d *Deployment, v envValue) { d.Executor.ContextHandlerRole = v.s }},
+	{"ORCHESTRATOR_INQUIRY_HANDLER_ROLE", "executor.inquiryHandlerRole", envString, func(d *Deployment, v envValue) { d.Executor.InquiryHandlerRole = v.s }},
+	{"ORCHESTRATOR_INTERRUPT_HANDLER_ROLE", "executor.interruptTriggers.handlerRole", envString, func(d *Deployment, v envValue) { d.Executor.InterruptTriggers.HandlerRole = v.s }},
+	{"ORCHESTRATOR_INTERRUPT_EVERY_TOOL_CALLS", "executor.interruptTriggers.everyToolCalls", envInt, func(d *Deployment, v envValue) { d.Executor.InterruptTriggers.EveryToolCalls = v.n }},
+	{"ORCHESTRATOR_INTERRUPT_EVERY_TOKENS", "executor.interruptTriggers.everyTokens", envInt, func(d *Deployment, v envValue) { d.Executor.InterruptTriggers.EveryTokens = v.n }},
+	{"ORCHESTRATOR_INTERRUPT_PLAN_OWNER_ROLE", "executor.interruptTriggers.planOwnerRole", envString, func(d *Deployment, v envValue) { d.Executor.InterruptTriggers.PlanOwnerRole = v.s }},
+	{"ORCHESTRATOR_MAX_TOOL_OUTPUT_CHARS", "contextPolicy.maxToolOutputChars", envInt, func(d *Deployment, v envValue) { d.ContextPolicy.MaxToolOutputChars = v.n }},
 }
 
 // OriginalEnvNames lists the ORCHESTRATOR_* variables ApplyOriginalEnv
@@ -77,9 +88,11 @@ func (d *Deployment) ApplyOriginalEnv(getenv func(string) string) error {
 		if !ok {
 			continue
 		}
-		if err := d.applyEnv(v.path, v.kind, val); err != nil {
+		parsed, err := parseEnv(v.kind, val)
+		if err != nil {
 			return fmt.Errorf("%s=%q: %w", v.name, val, err)
 		}
+		v.set(d, parsed)
 		d.SetOrigin(v.path, v.name)
 	}
 	return nil
@@ -94,64 +107,27 @@ func anyInterruptVar(set map[string]string) bool {
 	return false
 }
 
-// applyEnv parses val as kind and stores it at path.
-func (d *Deployment) applyEnv(path string, kind envKind, val string) error {
-	var n int
-	var f float64
+// parseEnv reads val as kind.
+func parseEnv(kind envKind, val string) (envValue, error) {
+	v := envValue{s: val}
 	switch kind {
 	case envInt:
-		var err error
-		if n, err = positiveInt(val); err != nil {
-			return err
+		n, err := positiveInt(val)
+		if err != nil {
+			return envValue{}, err
 		}
+		v.n = n
 	case envNumber, envFraction:
-		var err error
-		f, err = strconv.ParseFloat(val, 64)
+		f, err := strconv.ParseFloat(val, 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return fmt.Errorf("must be a finite number")
+			return envValue{}, fmt.Errorf("must be a finite number")
 		}
 		if kind == envFraction && (f <= 0 || f >= 1) {
-			return fmt.Errorf("must be a number between 0 and 1, such as 0.8")
+			return envValue{}, fmt.Errorf("must be a number between 0 and 1, such as 0.8")
 		}
+		v.f = f
 	}
-	e, t := &d.Executor, d.Executor.InterruptTriggers
-	switch path {
-	case "model.name":
-		d.Model.Name = val
-	case "model.apiBase":
-		d.Model.APIBase = val
-	case "model.contextWindow":
-		d.Model.ContextWindow = n
-	case "model.generation.temperature":
-		d.Model.Generation.Temperature = &f
-	case "model.generation.maxTokens":
-		d.Model.Generation.MaxTokens = n
-	case "executor.maxAgentDepth":
-		e.MaxAgentDepth = n
-	case "executor.defaultToolTimeoutSeconds":
-		e.DefaultToolTimeoutSeconds = n
-	case "executor.maxCompactionAttempts":
-		e.MaxCompactionAttempts = n
-	case "executor.contextPressureThreshold":
-		e.ContextPressureThreshold = f
-	case "executor.contextHandlerRole":
-		e.ContextHandlerRole = val
-	case "executor.inquiryHandlerRole":
-		e.InquiryHandlerRole = val
-	case "executor.interruptTriggers.handlerRole":
-		t.HandlerRole = val
-	case "executor.interruptTriggers.everyToolCalls":
-		t.EveryToolCalls = n
-	case "executor.interruptTriggers.everyTokens":
-		t.EveryTokens = n
-	case "executor.interruptTriggers.planOwnerRole":
-		t.PlanOwnerRole = val
-	case "contextPolicy.maxToolOutputChars":
-		d.ContextPolicy.MaxToolOutputChars = n
-	default:
-		return fmt.Errorf("no setting %s", path)
-	}
-	return nil
+	return v, nil
 }
 
 // positiveInt parses plain digits (no sign, no spaces, no 0x, no
