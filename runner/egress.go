@@ -1,12 +1,12 @@
 package runner
 
 import (
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/guildhall/guildhall/runner/event"
+	"github.com/guildhall/guildhall/runner/mcp"
 	"github.com/guildhall/guildhall/tools"
 	"github.com/guildhall/guildhall/tools/egress"
 )
@@ -62,15 +62,12 @@ func checkWebSearch(c *checker, root *jnode, d *Deployment) {
 
 // endpointProblem says what is wrong with a search endpoint URL, or "".
 func endpointProblem(raw string) string {
-	u, err := url.Parse(raw)
+	u, msg := mcp.ParseHTTPURL(raw)
 	switch {
-	case err != nil:
-		return "is not a URL"
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "must be an http:// or https:// URL"
-	case u.Hostname() == "":
-		return "has no host"
+	case msg != "":
+		return msg
 	case u.User != nil:
+		// Not mcp's wording: a search endpoint has no headers to hold them.
 		return "carries a user name or password; credentials never go in a file"
 	case u.RawQuery != "" || u.Fragment != "":
 		return "must be the instance's base URL, without a query or fragment (web_search adds /search?q=…&format=json)"

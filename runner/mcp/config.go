@@ -362,16 +362,29 @@ func checkHTTP(where string, c Config) []Problem {
 	return ps
 }
 
-// urlProblem says what is wrong with an endpoint URL, or "".
-func urlProblem(raw string) string {
+// ParseHTTPURL parses an endpoint a file names, which must be an http://
+// or https:// URL with a host. It is the check every such endpoint shares
+// (an MCP server's url here, web_search's endpoint in the runner); each
+// caller adds its own rules. problem says what is wrong, or "".
+func ParseHTTPURL(raw string) (u *url.URL, problem string) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return "is not a URL"
+		return nil, "is not a URL"
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "must be an http:// or https:// URL"
+		return nil, "must be an http:// or https:// URL"
 	case u.Hostname() == "":
-		return "has no host"
+		return nil, "has no host"
+	}
+	return u, ""
+}
+
+// urlProblem says what is wrong with an MCP server's URL, or "".
+func urlProblem(raw string) string {
+	u, msg := ParseHTTPURL(raw)
+	switch {
+	case msg != "":
+		return msg
 	case u.User != nil:
 		return "carries a user name or password; put credentials in headers, whose values are kept out of every record"
 	case u.Fragment != "":
