@@ -85,25 +85,26 @@ func (r *Run) Paused() bool {
 
 // RequestTerminate ends the run at its next safe point with status
 // interrupted; its record stays intact and it is not resumed.
-func (r *Run) RequestTerminate() {
-	r.ctl.mu.Lock()
-	r.ctl.terminate = true
-	cancel := r.ctl.cancel
-	r.ctl.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
+func (r *Run) RequestTerminate() { r.cancelAfter(func(c *controls) { c.terminate = true }) }
 
 // Stop cuts the run short at its next safe point, leaving it resumable.
 func (r *Run) Stop() { r.StopBecause("") }
 
 // StopBecause is Stop with the reason the run's log records.
 func (r *Run) StopBecause(reason string) {
+	r.cancelAfter(func(c *controls) {
+		if reason != "" {
+			c.stopReason = reason
+		}
+	})
+}
+
+// cancelAfter records a request under the controls' lock, then cancels the
+// run's context outside it, so a model call or tool in flight returns to
+// the safe point that applies the request.
+func (r *Run) cancelAfter(record func(*controls)) {
 	r.ctl.mu.Lock()
-	if reason != "" {
-		r.ctl.stopReason = reason
-	}
+	record(&r.ctl)
 	cancel := r.ctl.cancel
 	r.ctl.mu.Unlock()
 	if cancel != nil {

@@ -391,14 +391,7 @@ func (s *Session) InterruptPending(runID string) bool {
 }
 
 // Pause asks the live run to pause at its next safe point.
-func (s *Session) Pause(runID string) error {
-	r, err := s.activeRun(runID)
-	if err != nil {
-		return err
-	}
-	r.RequestPause()
-	return nil
-}
+func (s *Session) Pause(runID string) error { return s.request(runID, (*Run).RequestPause) }
 
 // Resume resumes a paused or suspended live run; a run that is not live
 // but resumable (stopped, crashed) is resumed from its checkpoint.
@@ -420,12 +413,16 @@ func (s *Session) Resume(runID string) error {
 
 // Terminate ends the live run at its next safe point with status
 // interrupted and its record intact.
-func (s *Session) Terminate(runID string) error {
+func (s *Session) Terminate(runID string) error { return s.request(runID, (*Run).RequestTerminate) }
+
+// request hands send the live run runID names: the controls that cannot
+// fail once the run is found share the lookup and its error.
+func (s *Session) request(runID string, send func(*Run)) error {
 	r, err := s.activeRun(runID)
 	if err != nil {
 		return err
 	}
-	r.RequestTerminate()
+	send(r)
 	return nil
 }
 
