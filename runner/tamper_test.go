@@ -21,16 +21,7 @@ import (
 // call with sandbox_tampered, recorded in meta.json and the log; the
 // forged "success" is never shown to the model, and nothing after it runs.
 func TestForgedSandboxResponseStopsTheRun(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap not installed")
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3 for the forging helper")
-	}
-	helper, err := filepath.Abs("testdata/tamper/forging-helper.py")
-	if err != nil {
-		t.Fatal(err)
-	}
+	helper := forgingHelper(t)
 	g := testGuild(t)
 	h := newHarness(t, g, map[string][]provider.ScriptTurn{
 		"orchestrator": {
@@ -75,16 +66,7 @@ func TestForgedSandboxResponseStopsTheRun(t *testing.T) {
 // A queued run whose sandbox channel was forged stops the queue: the next
 // item waits and never runs in the hostile workspace, and Drain says why.
 func TestTamperedRunStopsTheQueue(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap not installed")
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3 for the forging helper")
-	}
-	helper, err := filepath.Abs("testdata/tamper/forging-helper.py")
-	if err != nil {
-		t.Fatal(err)
-	}
+	helper := forgingHelper(t)
 	h := newQueueHarness(t, map[string][]provider.ScriptTurn{
 		"orchestrator": {
 			turn("", call("agent", map[string]string{"role": "coder", "task": "test"})),
@@ -121,4 +103,21 @@ func TestTamperedRunStopsTheQueue(t *testing.T) {
 	if n := len(h.runs()); n != 1 {
 		t.Errorf("%d runs, want only the tampered one", n)
 	}
+}
+
+// forgingHelper is the sandbox helper that forges its responses, skipping
+// the test where bwrap or the helper's python3 is missing.
+func forgingHelper(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap not installed")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 for the forging helper")
+	}
+	helper, err := filepath.Abs("testdata/tamper/forging-helper.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return helper
 }
