@@ -29,6 +29,7 @@ func discoverIn(t *testing.T, files map[string]string, base *runner.Deployment) 
 	return discoverAt(t, ws, base), ws
 }
 
+// discoverAt discovers the workspace folder ws over base.
 func discoverAt(t *testing.T, ws string, base *runner.Deployment) *Found {
 	t.Helper()
 	w, err := tools.OpenWorkspace(ws)
