@@ -1,8 +1,6 @@
 package trust
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +16,7 @@ func discoverIn(t *testing.T, files map[string]string, base *runner.Deployment) 
 	t.Helper()
 	ws := t.TempDir()
 	for name, body := range files {
-		p := filepath.Join(ws, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		write(t, ws, name, body)
 	}
 	return discoverAt(t, ws, base), ws
 }

@@ -130,6 +130,8 @@ func TestDiscoverPinsWhatAServerRuns(t *testing.T) {
 	}
 }
 
+// write puts body at name in the workspace ws, executable (a server
+// program may be one), making its folders.
 func write(t *testing.T, ws, name, body string) {
 	t.Helper()
 	p := filepath.Join(ws, name)
@@ -233,6 +235,8 @@ func TestHashOfConfigurationFilesIsUnchanged(t *testing.T) {
 
 // legacyHash is the trust hash as it was computed before programs were
 // pinned (hashFiles of the first release), kept to check compatibility.
+// It is written out rather than built on digestOf, so that a change there
+// fails the check instead of moving both sides.
 func legacyHash(files map[string][]byte) string {
 	names := make([]string, 0, len(files))
 	for n := range files {
