@@ -216,6 +216,13 @@ func (h *queueHarness) finishedRun(at time.Time, task, status, summary string) s
 	return id
 }
 
+// markActive records id as the run of the active item it, as the scheduler
+// does once the run has started, and returns id.
+func markActive(q *store.Queue, it store.QueueItem, id string) string {
+	_, _ = q.MarkActive(context.Background(), it.ID, id)
+	return id
+}
+
 func TestQueueRecoversFromACrash(t *testing.T) {
 	cases := []struct {
 		name string
@@ -230,31 +237,24 @@ func TestQueueRecoversFromACrash(t *testing.T) {
 			return ""
 		}, 1, store.QueueDone, "Did it"},
 		{"the run finished but the item was not settled", func(h *queueHarness, q *store.Queue, it store.QueueItem) string {
-			id := h.finishedRun(time.Now(), it.Task, store.StatusSuccess, "Finished before the crash")
-			_, _ = q.MarkActive(context.Background(), it.ID, id)
-			return id
+			return markActive(q, it, h.finishedRun(time.Now(), it.Task, store.StatusSuccess, "Finished before the crash"))
 		}, 1, store.QueueDone, "Finished before the crash"},
 		{"the run's folder is gone", func(h *queueHarness, q *store.Queue, it store.QueueItem) string {
-			_, _ = q.MarkActive(context.Background(), it.ID, "run-20200101-000000")
+			markActive(q, it, "run-20200101-000000")
 			return ""
 		}, 1, store.QueueDone, "Did it"},
 		{"the run can resume", func(h *queueHarness, q *store.Queue, it store.QueueItem) string {
-			id := h.crashRun(it.DispatchTask())
-			_, _ = q.MarkActive(context.Background(), it.ID, id)
-			return id
+			return markActive(q, it, h.crashRun(it.DispatchTask()))
 		}, 1, store.QueueDone, "Did it"},
 		{"the run started but its id was never recorded", func(h *queueHarness, q *store.Queue, it store.QueueItem) string {
 			return h.crashRun(it.DispatchTask())
 		}, 1, store.QueueDone, "Did it"},
 		{"the run died and cannot resume", func(h *queueHarness, q *store.Queue, it store.QueueItem) string {
-			id := h.finishedRun(time.Now().Add(-time.Hour), it.Task, store.StatusInterrupted, "")
-			_, _ = q.MarkActive(context.Background(), it.ID, id)
+			markActive(q, it, h.finishedRun(time.Now().Add(-time.Hour), it.Task, store.StatusInterrupted, ""))
 			return ""
 		}, 2, store.QueueDone, "Did it"},
 		{"the run failed before the crash", func(h *queueHarness, q *store.Queue, it store.QueueItem) string {
-			id := h.finishedRun(time.Now(), it.Task, store.StatusError, "It broke")
-			_, _ = q.MarkActive(context.Background(), it.ID, id)
-			return id
+			return markActive(q, it, h.finishedRun(time.Now(), it.Task, store.StatusError, "It broke"))
 		}, 1, store.QueueError, "It broke"},
 	}
 	for _, c := range cases {
