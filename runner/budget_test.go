@@ -170,14 +170,11 @@ func TestBudgetDeploymentValues(t *testing.T) {
 	if b := DefaultDeployment().Executor.Budget; b != (Budget{MaxToolCalls: 2000}) {
 		t.Errorf("defaults %+v", b)
 	}
-	d, err := ParseDeployment("d.json", []byte(`{"executor": {"budget": {"maxToolCalls": 0, "maxTokens": 500000}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"executor": {"budget": {"maxToolCalls": 0, "maxTokens": 500000}}}`)
 	if b := d.Executor.Budget; b != (Budget{MaxTokens: 500000}) || d.Origin("executor.budget.maxTokens") != "d.json" {
 		t.Errorf("from a file: %+v", b)
 	}
-	_, err = ParseDeployment("d.json", []byte("{\"executor\": {\"budget\": {\n  \"maxWallSeconds\": -1}}}"))
+	_, err := ParseDeployment("d.json", []byte("{\"executor\": {\"budget\": {\n  \"maxWallSeconds\": -1}}}"))
 	if err == nil || !strings.Contains(err.Error(), "d.json:2:") || !strings.Contains(err.Error(), "executor.budget.maxWallSeconds must be 0 (no limit) or a positive number") {
 		t.Errorf("negative: %v", err)
 	}

@@ -28,11 +28,8 @@ func TestEndpointHostShowsNoCredential(t *testing.T) {
 }
 
 func TestModelInfoCarriesWindowAndPrice(t *testing.T) {
-	d, err := ParseDeployment("d.json", []byte(`{"model": {"name": "qwen", "apiBase": "http://10.0.0.2:8000/v1", "contextWindow": 16384,
-		"price": {"input": 0.5, "output": 1.5, "currency": "EUR"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"model": {"name": "qwen", "apiBase": "http://10.0.0.2:8000/v1", "contextWindow": 16384,
+		"price": {"input": 0.5, "output": 1.5, "currency": "EUR"}}}`)
 	s := &Session{cfg: SessionConfig{Deployment: d}}
 	mi := s.ModelInfo()
 	if mi.Name != "qwen" || mi.Host != "10.0.0.2:8000" || mi.ContextWindow != 16384 || mi.Price == nil || mi.Price.Output != 1.5 || mi.Price.Currency != "EUR" {
@@ -47,10 +44,7 @@ func TestModelInfoCarriesWindowAndPrice(t *testing.T) {
 // TestModelInfoFollowsReconfigure: the console's endpoint settings (e)
 // replace the deployment, and the footer's model @ host is read from it.
 func TestModelInfoFollowsReconfigure(t *testing.T) {
-	d, err := ParseDeployment("d.json", []byte(`{"model": {"name": "qwen", "apiBase": "http://10.0.0.2:8000/v1"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"model": {"name": "qwen", "apiBase": "http://10.0.0.2:8000/v1"}}`)
 	s := &Session{cfg: SessionConfig{Deployment: d}}
 	next := *d
 	next.Model.APIBase, next.Model.Name = "http://10.0.0.9:8081/v1", "llama"

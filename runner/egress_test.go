@@ -42,11 +42,8 @@ func TestEgressDeploymentValidation(t *testing.T) {
 }
 
 func TestEgressPolicyFromDeployment(t *testing.T) {
-	d, err := ParseDeployment("d.json", []byte(`{"sandbox": {"network": "allowlist", "allow": ["docs.example", "127.0.0.1:8080"]},
-		"webSearch": {"provider": "searxng", "endpoint": "http://127.0.0.1:8888"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"sandbox": {"network": "allowlist", "allow": ["docs.example", "127.0.0.1:8080"]},
+		"webSearch": {"provider": "searxng", "endpoint": "http://127.0.0.1:8888"}}`)
 	p := d.EgressPolicy()
 	if ok, _ := p.Allows("docs.example", 443); !ok {
 		t.Fatal("an allowlisted host is refused")

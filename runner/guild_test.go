@@ -98,10 +98,7 @@ func TestDeploymentValidation(t *testing.T) {
 }
 
 func TestDeploymentDefaultsAndOptIns(t *testing.T) {
-	d, err := ParseDeployment("d.json", []byte(`{"model": {"name": "qwen", "contextWindow": 16384}, "executor": {"contextHandlerRole": "context_manager"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"model": {"name": "qwen", "contextWindow": 16384}, "executor": {"contextHandlerRole": "context_manager"}}`)
 	if d.Model.Name != "qwen" || d.Model.ContextWindow != 16384 || d.Executor.MaxAgentDepth != 8 || d.ContextPolicy.MaxToolOutputChars != 4000 {
 		t.Fatalf("defaults not kept: %+v", d)
 	}
@@ -119,6 +116,17 @@ func TestDeploymentDefaultsAndOptIns(t *testing.T) {
 type badDeployment struct {
 	name, json string
 	want       []string
+}
+
+// parseDeployment is the deployment file d.json holding text; a test
+// that needs it fails when it does not parse.
+func parseDeployment(t *testing.T, text string) *Deployment {
+	t.Helper()
+	d, err := ParseDeployment("d.json", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func checkBadDeployments(t *testing.T, cases []badDeployment) {

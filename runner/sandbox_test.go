@@ -32,10 +32,7 @@ func TestDeploymentSandboxValidation(t *testing.T) {
 		{"wrong type", `{"sandbox": {"allow": "pypi.org"}}`, []string{"must be a []string"}},
 	}
 	checkBadDeployments(t, cases)
-	d, err := ParseDeployment("d.json", []byte(`{"sandbox": {"network": "allowlist", "allow": ["proxy.golang.org", "sum.golang.org"], "writable": ["`+cache+`"]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"sandbox": {"network": "allowlist", "allow": ["proxy.golang.org", "sum.golang.org"], "writable": ["`+cache+`"]}}`)
 	if d.Sandbox.Mode != "workspace-write" || d.Sandbox.Network != "allowlist" || !slices.Equal(d.Sandbox.Allow, []string{"proxy.golang.org", "sum.golang.org"}) {
 		t.Errorf("sandbox %+v", d.Sandbox)
 	}
@@ -46,10 +43,7 @@ func TestDeploymentSandboxValidation(t *testing.T) {
 
 // With the sandbox off, the allowlist still governs the web tools.
 func TestAllowlistWithoutASandboxGovernsTheWebTools(t *testing.T) {
-	d, err := ParseDeployment("d.json", []byte(`{"sandbox": {"mode": "none", "network": "allowlist", "allow": ["docs.python.org"]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := parseDeployment(t, `{"sandbox": {"mode": "none", "network": "allowlist", "allow": ["docs.python.org"]}}`)
 	p := d.EgressPolicy()
 	if ok, _ := p.Allows("docs.python.org", 443); !ok {
 		t.Error("the web tools lost the allowlist with the sandbox off")
