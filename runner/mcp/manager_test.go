@@ -62,6 +62,14 @@ func newFixture(t *testing.T, mode sandbox.Mode) *fixture {
 	return &fixture{t: t, ws: ws, bin: mcptest.Binary(t, ws), sb: sb}
 }
 
+// toolsServer is a manager of one server "t", the test binary offering
+// its tools (mcptest.ModeTools) in a workspace-write sandbox.
+func toolsServer(t *testing.T) (*fixture, *Manager) {
+	t.Helper()
+	f := newFixture(t, sandbox.WorkspaceWrite)
+	return f, f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+}
+
 // stdio is a stdio server of the test binary in mode.
 func (f *fixture) stdio(mode string) Config {
 	return Config{Command: f.bin, Args: []string{"-mode", mode}, StartTimeoutSeconds: 20}
@@ -152,8 +160,7 @@ func data(t *testing.T, r tools.Result) string {
 // A stdio server in its sandbox: started at the first need, its tools
 // listed and framed, a call's output framed as the server's data.
 func TestStdioServer(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	f, m := toolsServer(t)
 	if len(f.reported()) != 0 {
 		t.Fatal("a server started before it was needed")
 	}
@@ -192,8 +199,7 @@ func TestStdioServer(t *testing.T) {
 // Descriptions and schemas are the server's text: cleaned of every
 // control, capped, and framed, whatever the server sends.
 func TestHostileDescriptions(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	_, m := toolsServer(t)
 	list := listed(t, m, "t")
 	for _, tl := range list {
 		assertInert(t, tl.Name+" description", tl.Description)
@@ -217,8 +223,7 @@ func TestHostileDescriptions(t *testing.T) {
 
 // Output is capped and framed; a forged END line cannot close the frame.
 func TestHostileAndOversizedOutput(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	_, m := toolsServer(t)
 	big := data(t, m.Call(ctxT(t), "t", "big", args(map[string]any{"chars": 3_000_000}), 20*time.Second))
 	if strings.Contains(big, mcptest.BigTail) || !strings.Contains(big, "[… truncated: 2960017 more characters]") || len(big) > MaxOutputChars+1000 {
 		t.Fatalf("big output: %d bytes, tail %.200q", len(big), big[len(big)-200:])
@@ -286,8 +291,7 @@ func TestManyTools(t *testing.T) {
 // and stderr, an exited state, and a fresh start at the next call; one
 // that keeps crashing stops being started.
 func TestCrashingServer(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	f, m := toolsServer(t)
 	for i := 1; i <= maxStarts; i++ {
 		r := m.Call(ctxT(t), "t", "crash", args(map[string]any{}), 10*time.Second)
 		if r.Kind != tools.KindUnavailable || !strings.Contains(r.Message, `MCP server "t" exited during the call (status 3: `+mcptest.CrashMessage) ||
@@ -312,8 +316,7 @@ func TestCrashingServer(t *testing.T) {
 }
 
 func TestServerRestartsAfterACrash(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	_, m := toolsServer(t)
 	_ = m.Call(ctxT(t), "t", "crash", args(map[string]any{}), 10*time.Second)
 	out := data(t, m.Call(ctxT(t), "t", "echo", args(map[string]string{"text": "back"}), 10*time.Second))
 	if !strings.Contains(out, "\nback\n") {
@@ -381,8 +384,7 @@ func TestServersThatDoNotStart(t *testing.T) {
 // even answer a ping then is stopped (and started again at the next call),
 // one that does is kept.
 func TestHangingCalls(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	f, m := toolsServer(t)
 	r := m.Call(ctxT(t), "t", "slow", args(map[string]any{"ms": 3000}), 500*time.Millisecond)
 	if r.Kind != tools.KindTimeout || r.Message != "t.slow did not finish within 500ms" {
 		t.Fatalf("slow call: %+v", r)
@@ -548,8 +550,7 @@ func TestWorkspaceHTTPServerNeedsTheAllowlist(t *testing.T) {
 
 // Close stops the servers; their processes are gone.
 func TestCloseStopsServers(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	f, m := toolsServer(t)
 	if _, err := m.Tools(ctxT(t), "t"); err != nil {
 		t.Fatal(err)
 	}
@@ -574,8 +575,7 @@ func TestCloseStopsServers(t *testing.T) {
 // protected by that server's mounts: the server is stopped after the tool
 // call that made it, and the next start mounts the new .git read-only.
 func TestServerRestartsWhenGitAppears(t *testing.T) {
-	f := newFixture(t, sandbox.WorkspaceWrite)
-	m := f.manager(map[string]Config{"t": f.stdio(mcptest.ModeTools)})
+	f, m := toolsServer(t)
 	hook := filepath.Join(f.ws, ".git", "hooks", "pre-commit")
 	if out := data(t, m.Call(ctxT(t), "t", "write", args(map[string]string{"path": filepath.Join(f.ws, "before.txt"), "text": "x"}), 10*time.Second)); !strings.Contains(out, "write:done") {
 		t.Fatalf("a write in the workspace: %s", out)
