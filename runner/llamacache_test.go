@@ -24,7 +24,6 @@ import (
 
 	"github.com/guildhall/guildhall/internal/llamatest"
 	"github.com/guildhall/guildhall/runner/provider"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -106,14 +105,7 @@ func TestLlamaPromptCacheAcrossRoles(t *testing.T) {
 	if os.Getenv("GUILDHALL_MEASURE_CACHE") == "" {
 		t.Skip("a measurement of a few minutes: set GUILDHALL_MEASURE_CACHE=1")
 	}
-	fsys, err := seed.CompactGuild()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := LoadGuild(fsys, "compact seed guild")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := loadCompact(t)
 	const slot = 8192
 	configs := []struct {
 		name  string

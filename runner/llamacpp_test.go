@@ -15,7 +15,6 @@ import (
 	"github.com/guildhall/guildhall/internal/llamatest"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -89,14 +88,7 @@ func TestLlamaSeedGuildFitsEightK(t *testing.T) {
 		return resp.Usage.PromptTokens
 	}
 	full := loadSeed(t)
-	cfs, err := seed.CompactGuild()
-	if err != nil {
-		t.Fatal(err)
-	}
-	compact, err := LoadGuild(cfs, "compact seed guild")
-	if err != nil {
-		t.Fatal(err)
-	}
+	compact := loadCompact(t)
 	fullOrch := count(full, "orchestrator")
 	t.Logf("seed guild orchestrator opening prompt: %d tokens (budget at 8k: %d)", fullOrch, budget)
 	if fullOrch <= budget/2 {

@@ -47,6 +47,20 @@ func loadSeed(t *testing.T) *Guild {
 	return g
 }
 
+// loadCompact is the compact variant of the seed guild, for small windows.
+func loadCompact(t *testing.T) *Guild {
+	t.Helper()
+	fsys, err := seed.CompactGuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := LoadGuild(fsys, "compact seed guild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestWindowWarningNamesTheRoleAndTheFix: the seed guild's orchestrator
 // does not fit an 8k window, fits 16k; the warning says which role, how
 // big, and the window that would do.
@@ -85,14 +99,7 @@ func TestOpeningTokensTrackTheRealTokenizer(t *testing.T) {
 // its opening prompts leave an 8k window room, where the seed guild's do
 // not.
 func TestCompactSeedGuildFitsEightK(t *testing.T) {
-	fsys, err := seed.CompactGuild()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := LoadGuild(fsys, "compact seed guild")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := loadCompact(t)
 	d := DefaultDeployment()
 	d.Model.ContextWindow = 8192
 	if w := WindowWarning(g, d); w != "" {
