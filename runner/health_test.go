@@ -31,11 +31,7 @@ func faultSessionWith(t *testing.T, base string, health ProviderHealth, answered
 	d.Executor.ProviderHealth = health
 	p := provider.NewOpenAIChat(provider.Config{BaseURL: base, Model: "fake-model", RequestTimeout: 2 * time.Second})
 	dir := t.TempDir()
-	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: p, NoInput: true, EndpointAnswered: answered})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openSession(t, SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: p, NoInput: true, EndpointAnswered: answered})
 	return s, dir
 }
 

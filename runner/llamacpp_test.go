@@ -32,11 +32,7 @@ func llamaSession(t *testing.T, base string, g *Guild, window int, health Provid
 	}
 	d.Model.Name = models[0].ID
 	dir := t.TempDir()
-	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: p, NoInput: true, EndpointAnswered: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openSession(t, SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: p, NoInput: true, EndpointAnswered: true})
 	return s, dir
 }
 

@@ -126,12 +126,8 @@ func twoEndpointSession(t *testing.T, a, b *fakellm.Server, health ProviderHealt
 	pa := provider.NewOpenAIChat(provider.Config{BaseURL: a.BaseURL(), Model: "big-model", RequestTimeout: 2 * time.Second})
 	pb := provider.NewOpenAIChat(provider.Config{BaseURL: b.BaseURL(), Model: "small-model", RequestTimeout: 2 * time.Second})
 	dir := t.TempDir()
-	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: pa, NoInput: true,
+	s := openSession(t, SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: pa, NoInput: true,
 		EndpointAnswered: true, Models: map[string]ModelEndpoint{"fast": {Provider: pb, Answered: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	return s, dir
 }
 

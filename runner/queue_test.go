@@ -43,11 +43,7 @@ func (h *queueHarness) open(p provider.Provider) *Session {
 	if p == nil {
 		p = h.rec
 	}
-	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: h.g, Deployment: h.d, Provider: p})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { _ = sess.Close() })
+	sess := openSession(h.t, SessionConfig{Workspace: h.dir, Guild: h.g, Deployment: h.d, Provider: p})
 	h.sess = sess
 	return sess
 }

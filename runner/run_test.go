@@ -527,5 +527,18 @@ var testKey = []byte("runner-tests-records-key-32bytes")
 // testSealer seals the records of the test workspace dir.
 func testSealer(dir string) *store.Sealer { return store.NewSealer(testKey, dir) }
 
+// openSession opens a session on cfg.Workspace, sealed with testKey, and
+// closes it when the test ends.
+func openSession(t *testing.T, cfg SessionConfig) *Session {
+	t.Helper()
+	cfg.Sealer = testSealer(cfg.Workspace)
+	s, err := OpenSession(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // testWS is the test workspace dir's records, sealed with testKey.
 func testWS(dir string) store.Workspace { return store.Workspace{Dir: dir, Seal: testSealer(dir)} }

@@ -87,11 +87,7 @@ func summarySession(t *testing.T, p provider.Provider) (*Session, store.Workspac
 	d.Model.Name = "summary-model"
 	dir := t.TempDir()
 	writeFile(t, dir, "notes.txt", "TOOL-OUTPUT-CANARY")
-	s, err := OpenSession(SessionConfig{Workspace: dir, Sealer: testSealer(dir), Guild: g, Deployment: d, Provider: p, NoInput: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openSession(t, SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: p, NoInput: true})
 	return s, testWS(dir)
 }
 

@@ -78,12 +78,8 @@ func TestTamperedRunStopsTheQueue(t *testing.T) {
 			turn("", finishCall("success", "all tests pass")),
 		},
 	})
-	sess, err := OpenSession(SessionConfig{Workspace: h.dir, Sealer: testSealer(h.dir), Guild: h.g, Deployment: h.d, Provider: h.rec,
+	sess := openSession(t, SessionConfig{Workspace: h.dir, Guild: h.g, Deployment: h.d, Provider: h.rec,
 		Tools: tools.Builtins(), Sandbox: sandbox.NewHost().WithExecutable(helper)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sess.Close() })
 	s := NewScheduler(sess, SchedulerOptions{})
 	ctx := context.Background()
 	first, _ := s.Add(ctx, store.QueueSpec{Task: "Run the tests"})
