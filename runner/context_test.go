@@ -270,20 +270,28 @@ func randomConversation(rng *rand.Rand, turns int) []provider.Message {
 	return msgs
 }
 
+// inspectionRun is a run whose stack holds target and, above it, the loop
+// detector (caller) the inspection tools are called as.
+func inspectionRun(t *testing.T, target *Frame) (r *Run, caller *Frame) {
+	t.Helper()
+	r = &Run{opts: Options{Deployment: DefaultDeployment()}}
+	caller = &Frame{Role: "loop_detector", RoleID: "loop_detector-0-3"}
+	r.stack = []*Frame{target, caller}
+	r.log, _ = store.OpenLog(t.TempDir() + "/log.jsonl")
+	r.opts.Bus = NewBus()
+	r.now = timeNow
+	t.Cleanup(func() { _ = r.log.Close() })
+	return r, caller
+}
+
 func TestInspectionToolsStayWithinCaps(t *testing.T) {
-	r := &Run{opts: Options{Deployment: DefaultDeployment()}}
 	big := &Frame{Role: "coder", RoleID: "coder-1-2"}
 	big.History = []provider.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "t"}}
 	chunk := strings.Repeat("needle haystack ", 4000) // 64k chars
 	for i := 0; i < 16; i++ {                         // ~1M chars ≈ 256k tokens
 		big.History = append(big.History, provider.Message{Role: "assistant", Content: chunk, Reasoning: chunk})
 	}
-	caller := &Frame{Role: "loop_detector", RoleID: "loop_detector-0-3"}
-	r.stack = []*Frame{big, caller}
-	r.log, _ = store.OpenLog(t.TempDir() + "/log.jsonl")
-	r.opts.Bus = NewBus()
-	r.now = timeNow
-	defer r.log.Close()
+	r, caller := inspectionRun(t, big)
 	get := func(name string, args any) map[string]any {
 		b, _ := json.Marshal(args)
 		res := r.internalTools()[name](context.Background(), caller, b)

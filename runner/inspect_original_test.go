@@ -6,24 +6,17 @@ import (
 	"testing"
 
 	"github.com/guildhall/guildhall/runner/provider"
-	"github.com/guildhall/guildhall/store"
 )
 
 // TestSearchRoleBlocksArgumentForms: the original's {pattern, kind} and the
 // seed manifest's {query, regex} both work, and a regex is searched as a
 // regex only when asked.
 func TestSearchRoleBlocksArgumentForms(t *testing.T) {
-	r := &Run{opts: Options{Deployment: DefaultDeployment()}}
 	target := &Frame{Role: "coder", RoleID: "coder-1-2", History: []provider.Message{
 		{Role: "system", Content: "s"}, {Role: "user", Content: "t"},
 		{Role: "assistant", Content: "ran go test ./a then go test ./b", Reasoning: "literal a.b here"},
 	}}
-	caller := &Frame{Role: "loop_detector", RoleID: "loop_detector-0-3"}
-	r.stack = []*Frame{target, caller}
-	r.log, _ = store.OpenLog(t.TempDir() + "/log.jsonl")
-	r.opts.Bus = NewBus()
-	r.now = timeNow
-	defer r.log.Close()
+	r, caller := inspectionRun(t, target)
 	count := func(args map[string]any) (int, string) {
 		args["targetRole"] = "coder-1-2"
 		b, _ := json.Marshal(args)
