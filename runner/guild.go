@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -99,12 +101,7 @@ func (g *Guild) EntryDocs(ws *tools.Workspace) []string {
 
 // RoleNames lists the roles, sorted.
 func (g *Guild) RoleNames() []string {
-	names := make([]string, 0, len(g.Roles))
-	for n := range g.Roles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(g.Roles))
 }
 
 // Where the original system ignores unknown keys (the guild's top level,
@@ -481,11 +478,7 @@ func (h *hashingFS) ReadFile(name string) ([]byte, error) {
 }
 
 func (h *hashingFS) sum() string {
-	names := make([]string, 0, len(h.files))
-	for n := range h.files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(h.files))
 	sum := sha256.New()
 	for _, n := range names {
 		f := h.files[n]

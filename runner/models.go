@@ -9,8 +9,9 @@ package runner
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,12 +33,7 @@ var modelShape = shape{
 
 // ModelNames lists the deployment's named models, sorted.
 func (d *Deployment) ModelNames() []string {
-	names := make([]string, 0, len(d.Models))
-	for n := range d.Models {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(d.Models))
 }
 
 // ModelFor is the model a role naming name runs on: "" is the model

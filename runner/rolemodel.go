@@ -7,7 +7,8 @@ package runner
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,11 +108,7 @@ func suspensionText(category, label string) string {
 // suspended one before a degraded one before the rest, each carrying the
 // name of its model.
 func worstHealth(def *Health, named map[string]*Health) HealthView {
-	names := make([]string, 0, len(named))
-	for n := range named {
-		names = append(names, n)
-	}
-	sort.Strings(names) // the same endpoint first on every call
+	names := slices.Sorted(maps.Keys(named)) // the same endpoint first on every call
 	best := def.Snapshot()
 	rank := func(s string) int {
 		switch s {

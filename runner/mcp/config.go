@@ -13,10 +13,11 @@ package mcp
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -125,12 +126,7 @@ func (c Config) Secrets() []string {
 // Names lists the map's keys, sorted: env and header names are shown,
 // never their values.
 func Names(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // Summary describes the server in one line for check and the trust

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,12 +135,7 @@ func (m *Manager) Declared(name string) bool {
 
 // Names lists the configured servers, sorted.
 func (m *Manager) Names() []string {
-	out := make([]string, 0, len(m.servers))
-	for n := range m.servers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m.servers))
 }
 
 // Tools returns the tools server offers, starting it first when it is

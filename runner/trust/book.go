@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"syscall"
 	"time"
 
@@ -77,11 +78,7 @@ func (b *Book) List() ([]string, map[string]Record, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	paths := make([]string, 0, len(f.Workspaces))
-	for p := range f.Workspaces {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
+	paths := slices.Sorted(maps.Keys(f.Workspaces))
 	return paths, f.Workspaces, nil
 }
 

@@ -5,7 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/tools"
@@ -139,21 +140,13 @@ func hashSums(files map[string]bool, sums map[string][32]byte) ([]string, string
 	if len(sums) == 0 {
 		return nil, ""
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(files))
 	return names, "sha256:" + digestOf(sums)
 }
 
 // digestOf hashes named digests in name order, hex-encoded.
 func digestOf(sums map[string][32]byte) string {
-	keys := make([]string, 0, len(sums))
-	for k := range sums {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(sums))
 	h := sha256.New()
 	for _, k := range keys {
 		fmt.Fprintf(h, "%s\x00%x\n", k, sums[k])
