@@ -61,14 +61,7 @@ func TestStyleGuideErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadGuild(mapGuild(`{"entryRole": "a", "roles": {"a": {"systemPrompt": "p.md", "tools": ["finish"], "styleGuide": `+c.value+`}}}`,
 				map[string]string{"big.md": big}), "g")
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			wantError(t, err, c.want)
 		})
 	}
 }

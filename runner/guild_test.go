@@ -68,14 +68,7 @@ func TestGuildValidationErrorsCarryPositions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadGuild(fstest.MapFS{"guild.json": {Data: []byte(tc.guild)}, "p.md": prompt}, "g")
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			wantError(t, err, tc.want)
 		})
 	}
 }
@@ -129,19 +122,26 @@ func parseDeployment(t *testing.T, text string) *Deployment {
 	return d
 }
 
+// wantError fails the test unless err is an error whose text holds each
+// of want.
+func wantError(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+}
+
 func checkBadDeployments(t *testing.T, cases []badDeployment) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseDeployment("d.json", []byte(tc.json))
-			if err == nil {
-				t.Fatal("want an error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			wantError(t, err, tc.want)
 		})
 	}
 }
