@@ -393,7 +393,9 @@ func loadScript(t *testing.T) script {
 	return s
 }
 
-// copyWorkspace copies the demo workspace into a temporary directory.
+// copyWorkspace copies the demo workspace into a temporary directory. It
+// copies from the plain directory, not through CopyDemoWorkspace, so the
+// demo is checked apart from the embedding (the scripts run through sh).
 func copyWorkspace(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
