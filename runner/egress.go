@@ -104,10 +104,14 @@ func webSearchConfig(d *Deployment, getenv func(string) string, secrets string) 
 // egressReporter turns a web tool's egress decisions into egress events
 // attributed to the calling role.
 func (r *Run) egressReporter(f *Frame) func(egress.Decision) {
-	return func(d egress.Decision) {
-		r.emit(event.Egress, event.EgressPayload{
-			Host: d.Host, Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Via: d.Via, Reason: d.Reason,
-			Role: f.Role, RoleID: f.RoleID,
-		})
-	}
+	return func(d egress.Decision) { r.emitEgress(d, f.Role, f.RoleID) }
+}
+
+// emitEgress logs one egress decision (of the sandbox's proxy, an MCP
+// server's sandbox or a web tool), attributed to the role whose call made
+// it.
+func (r *Run) emitEgress(d egress.Decision, role, roleID string) {
+	r.emit(event.Egress, event.EgressPayload{
+		Host: d.Host, Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Via: d.Via, Reason: d.Reason, Role: role, RoleID: roleID,
+	})
 }

@@ -114,9 +114,7 @@ func (r *Run) mcpMissing(server string, list []string) []string {
 // mcpEgressEvent logs a network decision made for a server.
 func (r *Run) mcpEgressEvent(_ string, d egress.Decision) {
 	role, roleID := r.mcpCaller()
-	r.emit(event.Egress, event.EgressPayload{
-		Host: d.Host, Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Via: d.Via, Reason: d.Reason, Role: role, RoleID: roleID,
-	})
+	r.emitEgress(d, role, roleID)
 }
 
 // mcpToolSpecs are the MCP tools f's role was granted, as the model is

@@ -80,10 +80,7 @@ func (r *Run) openSandbox() error {
 // egressEvent logs one decision of the sandbox's proxy for the role whose
 // call made it.
 func (r *Run) egressEvent(d egress.Decision, c sandbox.Caller) {
-	r.emit(event.Egress, event.EgressPayload{
-		Host: d.Host, Port: d.Port, Allowed: d.Allowed, Rule: d.Rule, Via: d.Via, Reason: d.Reason,
-		Role: c.Role, RoleID: c.RoleID,
-	})
+	r.emitEgress(d, c.Role, c.RoleID)
 }
 
 // warmSandbox starts the sandbox's helper in the background when a role

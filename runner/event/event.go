@@ -606,7 +606,9 @@ type ToolCount struct {
 // EgressPayload is one egress attempt: the host and port asked for, whether
 // the sandbox's network policy allowed it (and by which pattern), and the
 // client: "proxy" for a sandboxed command, or the web tool's name. Role and
-// RoleID name the role whose tool call made the attempt, when known.
+// RoleID name the role whose tool call made the attempt, when known. The
+// first six fields are egress.Decision's, written again rather than
+// embedded: the log's vocabulary imports only the standard library.
 type EgressPayload struct {
 	Host    string `json:"host"`
 	Port    int    `json:"port"`
