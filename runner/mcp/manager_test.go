@@ -548,19 +548,24 @@ func TestWorkspaceHTTPServerNeedsTheAllowlist(t *testing.T) {
 	}
 }
 
-// Close stops the servers; their processes are gone.
-func TestCloseStopsServers(t *testing.T) {
-	f, m := toolsServer(t)
-	if _, err := m.Tools(ctxT(t), "t"); err != nil {
-		t.Fatal(err)
-	}
-	c := m.servers["t"].conn
-	m.Close()
+// waitExit waits up to 10 s for the process of a stdio server's
+// connection to end, and fails the test with failure when it does not.
+func waitExit(t *testing.T, c *conn, failure string) {
+	t.Helper()
 	select {
 	case <-c.proc.Done():
 	case <-time.After(10 * time.Second):
-		t.Fatal("the server outlived Close")
+		t.Fatal(failure)
 	}
+}
+
+// Close stops the servers; their processes are gone.
+func TestCloseStopsServers(t *testing.T) {
+	f, m := toolsServer(t)
+	listed(t, m, "t")
+	c := m.servers["t"].conn
+	m.Close()
+	waitExit(t, c, "the server outlived Close")
 	if r := m.Call(ctxT(t), "t", "echo", args(map[string]string{"text": "x"}), time.Second); r.Kind != tools.KindUnavailable {
 		t.Fatalf("a call after Close: %+v", r)
 	}
@@ -585,11 +590,7 @@ func TestServerRestartsWhenGitAppears(t *testing.T) {
 	// placeholder goes, .git is made, and the next start mounts it
 	// read-only.
 	m.StopConfined()
-	select {
-	case <-first.proc.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a confined server was not stopped")
-	}
+	waitExit(t, first, "a confined server was not stopped")
 	if err := f.sb.ClearGitPlaceholder(); err != nil {
 		t.Fatal(err)
 	}
