@@ -1,18 +1,18 @@
 package sandbox
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guildhall/guildhall/tools/shell"
 )
 
 // shimMain runs an unconfined server under the shim (shim.go).
@@ -94,32 +94,13 @@ func killDescendants() {
 	}
 }
 
-// descendants lists the live processes below root, from /proc.
+// descendants lists the live processes below root, from /proc (a zombie
+// is dead already: no signal reaches it).
 func descendants(root int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	parent := map[int]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 || string(f[0]) == "Z" {
-			continue
-		}
-		if ppid, err := strconv.Atoi(string(f[1])); err == nil {
-			parent[pid] = ppid
+	for _, p := range shell.Procs() {
+		if p.State != "Z" {
+			parent[p.PID] = p.PPID
 		}
 	}
 	var out []int

@@ -148,33 +148,14 @@ func taskIDs() ([]string, error) {
 	return d.Readdirnames(-1)
 }
 
-// scanChildren finds the processes whose parent is this one.
+// scanChildren finds the processes whose parent is this one, zombies
+// among them: an exited orphan still has to be reaped.
 func scanChildren() []int {
 	self := os.Getpid()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The fields after "(comm)": state, then ppid.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) > 1 {
-			if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
-				out = append(out, pid)
-			}
+	for _, p := range Procs() {
+		if p.PPID == self {
+			out = append(out, p.PID)
 		}
 	}
 	return out
