@@ -2,16 +2,11 @@ package tools
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/guildhall/guildhall/tools/sandbox"
 	"github.com/guildhall/guildhall/tools/shell"
@@ -51,9 +46,9 @@ type procResult struct {
 // errCancelled reports a subprocess stopped because the call was cancelled.
 var errCancelled = shell.ErrCancelled
 
-// runProcess runs argv in the run's sandbox, in its own session with stdin
-// on /dev/null. The git tools use it with a fixed argv; shell commands go
-// through shellCall instead.
+// runProcess runs argv in the run's sandbox with shell.Exec: in its own
+// session with stdin on /dev/null. The git tools use it with a fixed argv;
+// shell commands go through shellCall instead.
 // On timeout or cancellation the whole group is killed; after the leader
 // exits the group is killed as well, and the sandbox's process registry
 // sweeps up anything that escaped, so no background child outlives the
@@ -69,63 +64,14 @@ func runProcess(ctx context.Context, spec procSpec) (procResult, error) {
 	}
 	reaper := spec.Sandbox.Reaper()
 	defer reaper.Sweep()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return procResult{}, fmt.Errorf("pipe: %w", err)
+	res, err := shell.Exec(ctx, shell.Program{
+		Dir: spec.Dir, Argv: argv, Env: environ, Timeout: spec.Timeout, MaxChars: spec.MaxChars,
+		Reaper: reaper,
+	})
+	if err != nil && !errors.Is(err, shell.ErrCancelled) {
+		return procResult{}, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return procResult{}, fmt.Errorf("pipe: %w", err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = spec.Dir
-	cmd.Env = environ
-	cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	startErr := reaper.Start(cmd)
-	outW.Close()
-	errW.Close()
-	if startErr != nil {
-		outR.Close()
-		errR.Close()
-		return procResult{}, fmt.Errorf("start %s: %w", spec.Argv[0], startErr)
-	}
-	pgid := cmd.Process.Pid
-	limit := spec.MaxChars * utf8.UTFMax
-	stdout, stderr := shell.NewCapture(limit), shell.NewCapture(limit)
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); _, _ = io.Copy(stdout, outR) }()
-	go func() { defer readers.Done(); _, _ = io.Copy(stderr, errR) }()
-
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); reaper.Waited(cmd); close(waited) }()
-	timer := time.NewTimer(spec.Timeout)
-	defer timer.Stop()
-	var res procResult
-	var runErr error
-	select {
-	case <-waited:
-	case <-timer.C:
-		res.TimedOut = true
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-waited
-	case <-ctx.Done():
-		runErr = errCancelled
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-waited
-	}
-	// Reap what the leader left running in its group.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-
-	shell.DrainPipes(&readers, outR, errR)
-
-	res.ExitCode = cmd.ProcessState.ExitCode()
-	res.Stdout, res.stdoutCut = stdout.Text(spec.MaxChars)
-	res.Stderr, _ = stderr.Text(spec.MaxChars)
-	return res, runErr
+	return fromShell(res), err
 }
 
 // callTimeout is a call's timeout: the requested seconds when below the

@@ -77,52 +77,98 @@ type Result struct {
 // that is in the result, a syntax error included (sh's exit status 2). A
 // cancelled ctx returns ErrCancelled with the result so far.
 func Run(ctx context.Context, spec Spec) (Result, error) {
-	limit := spec.MaxChars * utf8.UTFMax
-	stdout, stderr := NewCapture(limit), NewCapture(limit)
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("shell: pipe: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return Result{}, fmt.Errorf("shell: pipe: %w", err)
-	}
 	env := spec.Env
 	if env == nil {
 		env = []string{}
 	}
 	env = spec.Reaper.Mark(env)
-	newCmd := func() *exec.Cmd {
+	res, err := supervise(ctx, func() *exec.Cmd {
 		cmd := exec.Command(ShellPath, "-c", spec.Command)
 		cmd.Args[0] = "sh"
 		cmd.Dir = spec.Dir
 		cmd.Env = env
-		cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		return cmd
+	}, spec)
+	var le *launchError
+	if errors.As(err, &le) {
+		// The start error is worded without the paths it may carry: the
+		// sandbox helper sends this message to the host as it is.
+		if le.pipe {
+			return Result{}, fmt.Errorf("shell: pipe: %w", le.err)
+		}
+		return Result{}, fmt.Errorf("shell: start %s: %s", ShellPath, ErrText(le.err))
 	}
-	var cmd *exec.Cmd
-	var watch *watchdog
-	if spec.Limits.set() {
-		cmd, err = startLimited(newCmd, spec.Reaper, spec.Limits)
-	} else {
-		cmd = newCmd()
-		err = spec.Reaper.Start(cmd)
+	return res, err
+}
+
+// Program is one program for Exec: a fixed argv, never a command line.
+type Program struct {
+	Dir  string
+	Argv []string
+	// Env is the program's whole environment; nil is this process's, as
+	// for exec.Cmd.
+	Env      []string
+	Timeout  time.Duration
+	MaxChars int // per stream
+	// Reaper, when set, registers the program while it runs.
+	Reaper *Reaper
+}
+
+// Exec runs p.Argv the way Run runs the shell: stdin on /dev/null,
+// stdout and stderr captured under the head+tail cap, in a session and
+// process group of its own that is killed when the program exits, times
+// out or ctx is cancelled. It is for the tools that run one fixed program
+// (git, wrapped in the sandbox's bwrap): unlike Run it adds no reaper mark
+// to the environment and applies no limits. A program that cannot start
+// is an error wrapping the cause; a cancelled ctx returns ErrCancelled
+// with the result so far.
+func Exec(ctx context.Context, p Program) (Result, error) {
+	res, err := supervise(ctx, func() *exec.Cmd {
+		cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+		cmd.Dir = p.Dir
+		cmd.Env = p.Env
+		return cmd
+	}, Spec{Timeout: p.Timeout, MaxChars: p.MaxChars, Reaper: p.Reaper})
+	var le *launchError
+	if errors.As(err, &le) {
+		if le.pipe {
+			return Result{}, fmt.Errorf("pipe: %w", le.err)
+		}
+		return Result{}, fmt.Errorf("start %s: %w", p.Argv[0], le.err)
 	}
-	outW.Close()
-	errW.Close()
+	return res, err
+}
+
+// launchError is a command that never ran: a pipe for its output could
+// not be made, or it could not start. Run and Exec word it each their
+// own way.
+type launchError struct {
+	pipe bool
+	err  error
+}
+
+func (e *launchError) Error() string { return e.err.Error() }
+
+// supervise runs the command newCmd makes (its path, arguments,
+// directory and environment set) for Run and Exec: the command leads a
+// new session and process group, with stdin on /dev/null and stdout and
+// stderr captured under the head+tail cap of spec.MaxChars; its group is
+// killed when it exits, at spec.Timeout or when ctx is cancelled. Of spec
+// it reads Timeout, MaxChars, Reaper and Limits only. It returns a
+// *launchError when the command never ran.
+func supervise(ctx context.Context, newCmd func() *exec.Cmd, spec Spec) (Result, error) {
+	cmd, outR, errR, err := launch(newCmd, spec.Reaper, spec.Limits)
 	if err != nil {
-		outR.Close()
-		errR.Close()
-		return Result{}, fmt.Errorf("shell: start %s: %s", ShellPath, ErrText(err))
+		return Result{}, err
 	}
+	limit := spec.MaxChars * utf8.UTFMax
+	stdout, stderr := NewCapture(limit), NewCapture(limit)
 	pgid := cmd.Process.Pid
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); _, _ = io.Copy(stdout, outR) }()
 	go func() { defer readers.Done(); _, _ = io.Copy(stderr, errR) }()
+	var watch *watchdog
 	if spec.Limits.Processes > 0 && aloneInPIDNamespace() {
 		watch = startWatchdog(spec.Limits.Processes, pgid)
 	}
@@ -146,7 +192,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-waited
 	}
-	// What the shell left running in its group goes with it.
+	// What the command left running in its group goes with it.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if watch.stop() {
 		res.Exceeded = LimitProcesses
@@ -163,6 +209,43 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		res.ExitCode = -1
 	}
 	return res, runErr
+}
+
+// launch starts a command of newCmd (startLimited may call it twice)
+// leading a new session, with stdin on /dev/null and its stdout and
+// stderr on the pipes it returns the read ends of.
+func launch(newCmd func() *exec.Cmd, reaper *Reaper, l Limits) (_ *exec.Cmd, outR, errR *os.File, _ error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, &launchError{pipe: true, err: err}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, &launchError{pipe: true, err: err}
+	}
+	newSession := func() *exec.Cmd {
+		cmd := newCmd()
+		cmd.Stdout, cmd.Stderr = outW, errW // stdin nil: /dev/null
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return cmd
+	}
+	var cmd *exec.Cmd
+	if l.set() {
+		cmd, err = startLimited(newSession, reaper, l)
+	} else {
+		cmd = newSession()
+		err = reaper.Start(cmd)
+	}
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, nil, nil, &launchError{err: err}
+	}
+	return cmd, outR, errR, nil
 }
 
 // DrainPipes waits for the readers copying from pipes to finish, at most
