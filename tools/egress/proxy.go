@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -223,12 +222,15 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request, d Decision) {
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
 		return
 	}
-	pipe(client, up, buf.Reader)
+	Pipe(client, up, buf.Reader)
 }
 
-// pipe copies both ways until either side ends; from carries bytes the
-// client sent after its request, already buffered.
-func pipe(client, up net.Conn, from *bufio.Reader) {
+// Pipe copies bytes both ways between client and up, half-closing each
+// side as the other's stream ends, and returns when both have: the
+// proxy's CONNECT tunnel and the sandbox's bridge to this proxy.
+// from is what to read the client's bytes from: client itself, or a
+// reader holding what it sent after its request, already buffered.
+func Pipe(client, up net.Conn, from io.Reader) {
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(up, from); closeWrite(up); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(client, up); closeWrite(client); done <- struct{}{} }()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/guildhall/guildhall/tools/egress"
 	"github.com/guildhall/guildhall/tools/shell"
 )
 
@@ -189,15 +190,5 @@ func bridge(c net.Conn, sock string) {
 		return
 	}
 	defer up.Close()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); closeWrite(up); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); closeWrite(c); done <- struct{}{} }()
-	<-done
-	<-done
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	}
+	egress.Pipe(c, up, c)
 }
