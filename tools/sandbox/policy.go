@@ -206,29 +206,15 @@ func plural(n int, what string) string {
 // the credentials under HOME, the user runtime folder (agent sockets) or
 // Guildhall's own state and configuration.
 func CheckWritable(p string) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", errors.New("a writable path must be absolute")
-	}
-	canon, err := filepath.EvalSymlinks(filepath.Clean(p))
+	canon, h, err := extraPath{
+		relative: "a writable path must be absolute",
+		missing:  "the path does not exist; create it first",
+		root:     "making / writable turns the sandbox off; name the folders instead",
+		system:   "%s is not a place for writable files (the kernel, devices or daemons' sockets live there)",
+		home:     "it would make your home folder %s writable; name a folder inside it, such as a build cache",
+	}.check(p)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", errors.New("the path does not exist; create it first")
-		}
-		return "", fmt.Errorf("cannot resolve it: %w", err)
-	}
-	if canon == "/" {
-		return "", errors.New("making / writable turns the sandbox off; name the folders instead")
-	}
-	for _, sys := range []string{"/proc", "/sys", "/dev", "/run", "/var/run"} {
-		if within(canon, sys) || within(sys, canon) {
-			return "", fmt.Errorf("%s is not a place for writable files (the kernel, devices or daemons' sockets live there)", sys)
-		}
-	}
-	h := hostPaths()
-	for _, home := range h.homes {
-		if within(home, canon) {
-			return "", fmt.Errorf("it would make your home folder %s writable; name a folder inside it, such as a build cache", home)
-		}
+		return "", err
 	}
 	for _, secret := range h.protected() {
 		if within(canon, secret) || within(secret, canon) {
@@ -244,34 +230,60 @@ func CheckWritable(p string) (string, error) {
 // the folder inside it), and not a denylisted path or inside one. A
 // denylisted path inside it is masked (denylist.go).
 func CheckReadOnly(p string) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", errors.New("a read-only path must be absolute")
-	}
-	canon, err := filepath.EvalSymlinks(filepath.Clean(p))
+	canon, h, err := extraPath{
+		relative: "a read-only path must be absolute",
+		missing:  "the path does not exist",
+		root:     "/ is read-only in the sandbox already; name the folders under a hidden one, such as HOME",
+		system:   "%s cannot be shown (the kernel, devices or daemons' sockets live there)",
+		home:     "it would show your home folder %s; name a folder inside it, such as a toolchain's",
+	}.check(p)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", errors.New("the path does not exist")
-		}
-		return "", fmt.Errorf("cannot resolve it: %w", err)
-	}
-	if canon == "/" {
-		return "", errors.New("/ is read-only in the sandbox already; name the folders under a hidden one, such as HOME")
-	}
-	for _, sys := range []string{"/proc", "/sys", "/dev", "/run", "/var/run"} {
-		if within(canon, sys) || within(sys, canon) {
-			return "", fmt.Errorf("%s cannot be shown (the kernel, devices or daemons' sockets live there)", sys)
-		}
-	}
-	h := hostPaths()
-	for _, home := range h.homes {
-		if within(home, canon) {
-			return "", fmt.Errorf("it would show your home folder %s; name a folder inside it, such as a toolchain's", home)
-		}
+		return "", err
 	}
 	if _, denied := deniedWithin(h.denied(), canon); denied {
 		return "", errors.New("it is on the sandbox's credential denylist (or inside a path that is), which is never shown")
 	}
 	return canon, nil
+}
+
+// extraPath words, for one kind of path the operator adds to the sandbox,
+// the refusals of the checks every kind shares (check).
+type extraPath struct {
+	relative, missing, root string
+	system                  string // a format taking the kernel, device or daemon tree
+	home                    string // a format taking the home folder
+}
+
+// check resolves p and refuses, in w's words, a path that is relative or
+// missing, "/", a kernel, device or daemon tree (or holds one), or a home
+// folder or a folder holding one. It returns p canonical and the host's
+// locations, for the checks of p's own kind.
+func (w extraPath) check(p string) (string, host, error) {
+	if !filepath.IsAbs(p) {
+		return "", host{}, errors.New(w.relative)
+	}
+	canon, err := filepath.EvalSymlinks(filepath.Clean(p))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", host{}, errors.New(w.missing)
+		}
+		return "", host{}, fmt.Errorf("cannot resolve it: %w", err)
+	}
+	if canon == "/" {
+		return "", host{}, errors.New(w.root)
+	}
+	for _, sys := range []string{"/proc", "/sys", "/dev", "/run", "/var/run"} {
+		if within(canon, sys) || within(sys, canon) {
+			return "", host{}, fmt.Errorf(w.system, sys)
+		}
+	}
+	h := hostPaths()
+	for _, home := range h.homes {
+		if within(home, canon) {
+			return "", host{}, fmt.Errorf(w.home, home)
+		}
+	}
+	return canon, h, nil
 }
 
 // within reports whether p is dir or inside it.
