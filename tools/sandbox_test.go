@@ -21,12 +21,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/egress"
+	"github.com/guildhall/guildhall/tools/internal/proctest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
@@ -715,41 +715,11 @@ func TestSandboxKillsEveryProcess(t *testing.T) {
 	if n, _ := strconv.Atoi(strings.TrimSpace(d["stdout"].(string))); n < 3 {
 		t.Fatalf("the daemons did not start: %v", d)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := processesMatching(mark)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes outlived the call: %v", left)
-			for _, pid := range left {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitNoneMatching(t, mark, 5*time.Second)
 	// The sandbox itself still serves the next call.
 	if d := shellResult(t, env, "echo alive"); d["stdout"] != "alive\n" {
 		t.Errorf("next call: %v", d)
 	}
-}
-
-// processesMatching lists the host processes whose command line holds s.
-func processesMatching(s string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), s) && !processGone(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // TestSandboxEnvironment: the allowlisted environment only, with HOME and

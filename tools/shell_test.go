@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/internal/proctest"
 )
 
 // shellIn runs command through the shell path in the workspace.
@@ -211,7 +213,7 @@ func TestShellLeavesNoProcess(t *testing.T) {
 			if err != nil || pid <= 0 {
 				t.Fatalf("no pid in %q", res.Stdout)
 			}
-			if !waitGone(pid) {
+			if !proctest.WaitGone(pid) {
 				t.Errorf("process %d outlived the call", pid)
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

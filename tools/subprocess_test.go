@@ -10,32 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/internal/proctest"
 )
-
-// processGone reports whether pid no longer runs (a zombie counts as gone).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
-}
-
-// waitGone waits, bounded, for SIGKILL to take effect; it asserts nothing
-// about how long that takes.
-func waitGone(pid int) bool {
-	for i := 0; i < 1000; i++ {
-		if processGone(pid) {
-			return true
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
 
 func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {
 	ws, dir := newWS(t, nil)
@@ -59,7 +36,7 @@ func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !waitGone(pid) {
+		if !proctest.WaitGone(pid) {
 			t.Errorf("%s: process %d survived the timeout", f, pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -80,7 +57,7 @@ func TestRunShellBackgroundChildReapedAfterExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !waitGone(pid) {
+	if !proctest.WaitGone(pid) {
 		t.Errorf("background process %d outlived the call", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}

@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/internal/proctest"
 )
 
 // This test binary, and only it, is a child subreaper, as the guildhall
@@ -41,13 +42,13 @@ func TestReaperSweepsOrphansOnly(t *testing.T) {
 	if err != nil || res.Stdout != "started\n" {
 		t.Fatalf("%+v %v", res, err)
 	}
-	if n := len(matching(mark)); n != 1 {
+	if n := len(proctest.Matching(mark)); n != 1 {
 		t.Fatalf("%d escaped processes before the sweep, want 1", n)
 	}
 	if killed := r.Sweep(); killed < 1 {
 		t.Errorf("the sweep killed %d processes", killed)
 	}
-	if left := matching(mark); len(left) != 0 {
+	if left := proctest.Matching(mark); len(left) != 0 {
 		t.Errorf("escaped processes survived the sweep: %v", left)
 	}
 	err = keep.Wait()
@@ -59,29 +60,6 @@ func TestReaperSweepsOrphansOnly(t *testing.T) {
 	if killed := r.Sweep(); killed != 0 {
 		t.Errorf("a second sweep killed %d", killed)
 	}
-}
-
-// matching lists live processes whose command line holds s.
-func matching(s string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(b), s) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		if syscall.Kill(pid, 0) == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 func TestCaptureKeepsBothEnds(t *testing.T) {
@@ -129,7 +107,7 @@ func TestReaperChildCheck(t *testing.T) {
 	if killed := r.Sweep(); killed < 1 {
 		t.Errorf("the sweep killed %d processes, want the orphan", killed)
 	}
-	if left := matching(mark); len(left) != 0 {
+	if left := proctest.Matching(mark); len(left) != 0 {
 		t.Errorf("the orphan survived the sweep: %v", left)
 	}
 	if hasChildren() {
@@ -177,7 +155,7 @@ func TestReaperSweepSparesUnrelatedChildren(t *testing.T) {
 	if killed := r.Sweep(); killed < 1 {
 		t.Errorf("the sweep killed %d processes, want the orphan", killed)
 	}
-	if left := matching(mark); len(left) != 0 {
+	if left := proctest.Matching(mark); len(left) != 0 {
 		t.Errorf("the orphan survived: %v", left)
 	}
 	if err := notify.Process.Signal(syscall.Signal(0)); err != nil {

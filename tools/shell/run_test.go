@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/internal/proctest"
 )
 
 var testEnv = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
@@ -95,7 +97,7 @@ func TestRunTimeoutKillsBackgroundJobs(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the timed-out call took %s", d)
 	}
-	waitGone(t, mark)
+	proctest.WaitNoneMatching(t, mark, time.Second)
 }
 
 // A job left in the background when the shell ends is killed with the
@@ -113,7 +115,7 @@ func TestRunEndKillsBackgroundJobs(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the call waited %s for its background job", d)
 	}
-	waitGone(t, mark)
+	proctest.WaitNoneMatching(t, mark, time.Second)
 }
 
 func TestRunCancelled(t *testing.T) {
@@ -189,19 +191,6 @@ func TestRunLimitExceeded(t *testing.T) {
 				t.Errorf("exceeded %q likely %v, want %q %v: %+v", res.Exceeded, res.Likely, c.want, c.likely, res)
 			}
 		})
-	}
-}
-
-// waitGone fails unless no live process has mark on its command line
-// within a second.
-func waitGone(t *testing.T, mark string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	for len(matching(mark)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left behind: %v", matching(mark))
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
