@@ -213,7 +213,7 @@ func TestShellLeavesNoProcess(t *testing.T) {
 			if err != nil || pid <= 0 {
 				t.Fatalf("no pid in %q", res.Stdout)
 			}
-			if !proctest.WaitGone(pid) {
+			if !proctest.WaitGone(pid, 10*time.Second) {
 				t.Errorf("process %d outlived the call", pid)
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

@@ -36,7 +36,7 @@ func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !proctest.WaitGone(pid) {
+		if !proctest.WaitGone(pid, 10*time.Second) {
 			t.Errorf("%s: process %d survived the timeout", f, pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -57,7 +57,7 @@ func TestRunShellBackgroundChildReapedAfterExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proctest.WaitGone(pid) {
+	if !proctest.WaitGone(pid, 10*time.Second) {
 		t.Errorf("background process %d outlived the call", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}

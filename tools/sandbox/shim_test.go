@@ -9,16 +9,26 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/tools/internal/proctest"
 )
 
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// shimCommand is the server shim running `sh -c script`, given the read
+// end of a lifeline; the test closes lifeR once the shim has started, and
+// ends the lifeline, as a dying Guildhall does, by closing lifeW.
+func shimCommand(t *testing.T, script string) (cmd *exec.Cmd, lifeR, lifeW *os.File) {
+	t.Helper()
+	exe, err := os.Executable()
 	if err != nil {
-		return false
+		t.Fatal(err)
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && !strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
+	lifeR, lifeW, err = os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(exe, ServerShimCommand, "--", "/bin/sh", "sh", "-c", script)
+	cmd.ExtraFiles = []*os.File{lifeR}
+	return cmd, lifeR, lifeW
 }
 
 // An unconfined server that ignores the end of its stdin, with a child
@@ -26,18 +36,9 @@ func alive(pid int) bool {
 // down whole by its shim once the lifeline ends, which is what the kernel
 // does when Guildhall is killed with SIGKILL.
 func TestShimKillsTheServerTreeWhenGuildhallDies(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lifeR, lifeW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	script := `trap '' HUP TERM; setsid sh -c 'trap "" HUP TERM; echo escaped $$; exec sleep 300' & ` +
 		`(setsid sh -c 'echo daemon $$; exec sleep 301' &) ; echo server $$; exec sleep 302 < /dev/null`
-	cmd := exec.Command(exe, ServerShimCommand, "--", "/bin/sh", "sh", "-c", script)
-	cmd.ExtraFiles = []*os.File{lifeR}
+	cmd, lifeR, lifeW := shimCommand(t, script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -67,17 +68,14 @@ func TestShimKillsTheServerTreeWhenGuildhallDies(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	for name, pid := range pids {
-		if !alive(pid) {
+		if proctest.Gone(pid) {
 			t.Fatalf("%s (%d) is not running before the lifeline ends", name, pid)
 		}
 	}
 	lifeW.Close() // as the kernel does for a Guildhall killed with SIGKILL
 	deadline := time.Now().Add(5 * time.Second)
 	for name, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
+		if !proctest.WaitGone(pid, time.Until(deadline)) {
 			t.Errorf("%s (%d) outlived Guildhall", name, pid)
 		}
 	}
@@ -91,17 +89,8 @@ func TestShimKillsTheServerTreeWhenGuildhallDies(t *testing.T) {
 // A server that exits takes the processes it started with it, and the
 // shim exits with the server's status.
 func TestShimExitsWithTheServer(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lifeR, lifeW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, lifeR, lifeW := shimCommand(t, `setsid sh -c 'echo $$; exec sleep 300' & sleep 0.2; exit 3`)
 	defer lifeW.Close()
-	cmd := exec.Command(exe, ServerShimCommand, "--", "/bin/sh", "sh", "-c", `setsid sh -c 'echo $$; exec sleep 300' & sleep 0.2; exit 3`)
-	cmd.ExtraFiles = []*os.File{lifeR}
 	b, err := cmd.Output()
 	lifeR.Close()
 	ee, ok := err.(*exec.ExitError)
@@ -112,11 +101,7 @@ func TestShimExitsWithTheServer(t *testing.T) {
 	if pid == 0 {
 		t.Fatalf("no child pid: %q", b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(pid) {
+	if !proctest.WaitGone(pid, 5*time.Second) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Error("the server's escaped child outlived it")
 	}

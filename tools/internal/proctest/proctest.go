@@ -28,17 +28,17 @@ func Gone(pid int) bool {
 	return len(fields) > 0 && string(fields[0]) == "Z"
 }
 
-// WaitGone waits, bounded at ten seconds, for pid to go (a SIGKILL to take
-// effect) and reports whether it did; it asserts nothing about how long
-// that takes.
-func WaitGone(pid int) bool {
-	for range 1000 {
-		if Gone(pid) {
-			return true
+// WaitGone waits, at most d, for pid to go (a SIGKILL to take effect) and
+// reports whether it did.
+func WaitGone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !Gone(pid) {
+		if time.Now().After(deadline) {
+			return false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return false
+	return true
 }
 
 // Matching lists the live processes whose command line holds mark.
