@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/egress"
+	"github.com/guildhall/guildhall/tools/internal/egresstest"
 	"github.com/guildhall/guildhall/tools/internal/proctest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -808,7 +808,7 @@ func TestSandboxAllowlist(t *testing.T) {
 		},
 		// registry.test is a public name to the proxy; its address leads
 		// to the plain test server.
-		Resolver: mapResolver{"registry.test": "93.184.216.34"},
+		Resolver: egresstest.Resolver{"registry.test": {"93.184.216.34"}},
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr == "93.184.216.34:"+plainPort {
 				addr = plainAddr
@@ -853,15 +853,4 @@ func TestSandboxAllowlist(t *testing.T) {
 			t.Errorf("egress decisions lack %q:\n%s", want, got)
 		}
 	}
-}
-
-// mapResolver resolves the names it holds to one address each.
-type mapResolver map[string]string
-
-func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	a, ok := m[host]
-	if !ok {
-		return nil, fmt.Errorf("no such host %s", host)
-	}
-	return []netip.Addr{netip.MustParseAddr(a)}, nil
 }

@@ -8,27 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/guildhall/guildhall/tools/internal/egresstest"
 )
-
-// fakeResolver maps names to addresses; any other name fails.
-type fakeResolver map[string][]string
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	var out []netip.Addr
-	for _, s := range f[host] {
-		out = append(out, netip.MustParseAddr(s))
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no such host %s", host)
-	}
-	return out, nil
-}
 
 // proxyFixture is a proxy on loopback, the decisions it reported, and a
 // client that sends every request through it.
@@ -124,7 +111,7 @@ func TestProxyRefusesByNameBeforeConnecting(t *testing.T) {
 	dialled := false
 	f := newProxy(t, Dialer{Via: "proxy",
 		Policy:   mustPolicy(t, "pypi.org"),
-		Resolver: fakeResolver{"evil.example": {"203.0.113.9"}},
+		Resolver: egresstest.Resolver{"evil.example": {"203.0.113.9"}},
 		Dial: func(context.Context, string, string) (net.Conn, error) {
 			dialled = true
 			return nil, fmt.Errorf("must not dial")
@@ -208,7 +195,7 @@ func TestProxyGuardsNamesAgainstInternalAddresses(t *testing.T) {
 	ps := strconv.Itoa(port)
 	var dialled []string
 	g := Dialer{Via: "proxy",
-		Resolver: fakeResolver{
+		Resolver: egresstest.Resolver{
 			"registry.test":  {"93.184.216.34"},
 			"sneaky.test":    {"127.0.0.1"},
 			"mapped.test":    {"::ffff:127.0.0.1"},
@@ -278,7 +265,7 @@ func TestProxyIPLiteralsNeedTheirOwnRule(t *testing.T) {
 	srv, port := upstream(t)
 	f := newProxy(t, Dialer{Via: "proxy",
 		Policy:   mustPolicy(t, "localhost", "127.0.0.2:"+strconv.Itoa(port)),
-		Resolver: fakeResolver{"localhost": {"127.0.0.1"}},
+		Resolver: egresstest.Resolver{"localhost": {"127.0.0.1"}},
 	})
 	_ = srv
 	for _, u := range []string{

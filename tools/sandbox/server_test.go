@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/tools/egress"
+	"github.com/guildhall/guildhall/tools/internal/egresstest"
 )
 
 // syncBuffer is a bytes.Buffer safe for a process's stderr copier.
@@ -228,7 +228,7 @@ func TestServerAllowlist(t *testing.T) {
 	ws, _ = filepath.EvalSymlinks(ws)
 	run, _ := NewPolicy(Config{})
 	sb, err := NewHost().Open(Options{Policy: run, Workspace: ws,
-		Resolver: serverResolver{"api.registry.test": "93.184.216.34"},
+		Resolver: egresstest.Resolver{"api.registry.test": {"93.184.216.34"}},
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr == "93.184.216.34:"+port {
 				addr = site.Listener.Addr().String()
@@ -313,15 +313,4 @@ func waitFor(t *testing.T, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// serverResolver resolves the names it holds to one address each.
-type serverResolver map[string]string
-
-func (m serverResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	a, ok := m[host]
-	if !ok {
-		return nil, fmt.Errorf("no such host %s", host)
-	}
-	return []netip.Addr{netip.MustParseAddr(a)}, nil
 }
