@@ -51,16 +51,6 @@ func commitFile(t *testing.T, dir, name, content string) {
 	plainGit(t, dir, "commit", "-q", "-m", "add "+name)
 }
 
-func writeTestFile(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // newLinkedWorktree: the main checkout under HOME, the worktree in /tmp.
 func newLinkedWorktree(t *testing.T) *linkedRepo {
 	base, home := newLinkedBase(t)

@@ -26,26 +26,17 @@ func restoreRepo(t *testing.T) (*Workspace, string) {
 	return ws, dir
 }
 
-func readText(t *testing.T, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestGitRestoreUndoesEdits(t *testing.T) {
 	t.Run("a file from HEAD", func(t *testing.T) {
 		ws, dir := restoreRepo(t)
 		d := data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"a.txt"}}))
-		if got := readText(t, filepath.Join(dir, "a.txt")); got != "one\n" {
+		if got := readString(t, filepath.Join(dir, "a.txt")); got != "one\n" {
 			t.Errorf("a.txt: %q", got)
 		}
-		if got := readText(t, filepath.Join(dir, "src", "b.txt")); got != "edited bee\n" {
+		if got := readString(t, filepath.Join(dir, "src", "b.txt")); got != "edited bee\n" {
 			t.Errorf("a file not named was restored: %q", got)
 		}
-		if got := readText(t, filepath.Join(dir, "notes.txt")); got != "untracked\n" {
+		if got := readString(t, filepath.Join(dir, "notes.txt")); got != "untracked\n" {
 			t.Errorf("an untracked file changed: %q", got)
 		}
 		if d["from"] != "HEAD" || len(d["restored"].([]any)) != 1 {
@@ -55,10 +46,10 @@ func TestGitRestoreUndoesEdits(t *testing.T) {
 	t.Run("a folder, by an absolute path inside", func(t *testing.T) {
 		ws, dir := restoreRepo(t)
 		data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{filepath.Join(dir, "src")}}))
-		if got := readText(t, filepath.Join(dir, "src", "b.txt")); got != "bee\n" {
+		if got := readString(t, filepath.Join(dir, "src", "b.txt")); got != "bee\n" {
 			t.Errorf("src/b.txt: %q", got)
 		}
-		if got := readText(t, filepath.Join(dir, "a.txt")); got != "edited\n" {
+		if got := readString(t, filepath.Join(dir, "a.txt")); got != "edited\n" {
 			t.Errorf("a.txt outside the folder was restored: %q", got)
 		}
 	})
@@ -68,7 +59,7 @@ func TestGitRestoreUndoesEdits(t *testing.T) {
 		plainGit(t, dir, "add", "a.txt")
 		writeTestFile(t, filepath.Join(dir, "a.txt"), "edited again\n")
 		data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"a.txt"}, "from": "index"}))
-		if got := readText(t, filepath.Join(dir, "a.txt")); got != "staged\n" {
+		if got := readString(t, filepath.Join(dir, "a.txt")); got != "staged\n" {
 			t.Errorf("a.txt: %q", got)
 		}
 		if got := plainGit(t, dir, "diff", "--cached", "--name-only"); got != "a.txt" {
@@ -83,10 +74,10 @@ func TestGitRestoreUndoesEdits(t *testing.T) {
 		plainGit(t, dir, "commit", "-q", "-m", "records")
 		writeTestFile(t, filepath.Join(dir, ".orchestration", "settings.json"), "{\"effort\": \"quick\"}\n")
 		data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"."}}))
-		if got := readText(t, filepath.Join(dir, "a.txt")); got != "one\n" {
+		if got := readString(t, filepath.Join(dir, "a.txt")); got != "one\n" {
 			t.Errorf("a.txt: %q", got)
 		}
-		if got := readText(t, filepath.Join(dir, ".orchestration", "settings.json")); got != "{\"effort\": \"quick\"}\n" {
+		if got := readString(t, filepath.Join(dir, ".orchestration", "settings.json")); got != "{\"effort\": \"quick\"}\n" {
 			t.Errorf("the run records were restored from HEAD: %q", got)
 		}
 	})
@@ -96,7 +87,7 @@ func TestGitRestoreUndoesEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"alias.txt"}}))
-		if got := readText(t, filepath.Join(dir, "a.txt")); got != "one\n" {
+		if got := readString(t, filepath.Join(dir, "a.txt")); got != "one\n" {
 			t.Errorf("a.txt: %q", got)
 		}
 	})
@@ -167,7 +158,7 @@ func TestGitRestoreRunsNoFilter(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("a filter driver ran")
 	}
-	if got := readText(t, filepath.Join(dir, "a.txt")); got != "one\n" {
+	if got := readString(t, filepath.Join(dir, "a.txt")); got != "one\n" {
 		t.Errorf("a.txt: %q", got)
 	}
 }
@@ -182,7 +173,7 @@ func TestGitRestoreSandboxed(t *testing.T) {
 			env := testEnv(ws)
 			env.Sandbox = confined(t, ws, sandbox.Config{Mode: mode})
 			r := call(t, env, "git_restore", map[string]any{"paths": []string{"a.txt"}})
-			got := readText(t, filepath.Join(dir, "a.txt"))
+			got := readString(t, filepath.Join(dir, "a.txt"))
 			switch {
 			case mode == "workspace-write" && (r.Failed() || got != "one\n"):
 				t.Errorf("restore: %s %s; a.txt %q", r.Kind, r.Message, got)
