@@ -25,8 +25,8 @@ import (
 
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/egress"
-	"github.com/guildhall/guildhall/tools/internal/egresstest"
-	"github.com/guildhall/guildhall/tools/internal/proctest"
+	"github.com/guildhall/guildhall/internal/egresstest"
+	"github.com/guildhall/guildhall/internal/proctest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 

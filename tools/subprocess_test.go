@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guildhall/guildhall/tools/internal/proctest"
+	"github.com/guildhall/guildhall/internal/proctest"
 )
 
 func TestRunShellTimeoutKillsProcessGroup(t *testing.T) {

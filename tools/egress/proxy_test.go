@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/guildhall/guildhall/tools/internal/egresstest"
+	"github.com/guildhall/guildhall/internal/egresstest"
 )
 
 // proxyFixture is a proxy on loopback, the decisions it reported, and a

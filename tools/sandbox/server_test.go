@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/guildhall/guildhall/tools/egress"
-	"github.com/guildhall/guildhall/tools/internal/egresstest"
+	"github.com/guildhall/guildhall/internal/egresstest"
 )
 
 // syncBuffer is a bytes.Buffer safe for a process's stderr copier.

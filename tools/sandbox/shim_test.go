@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guildhall/guildhall/tools/internal/proctest"
+	"github.com/guildhall/guildhall/internal/proctest"
 )
 
 // shimCommand is the server shim running `sh -c script`, given the read

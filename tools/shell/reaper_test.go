@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guildhall/guildhall/tools/internal/proctest"
+	"github.com/guildhall/guildhall/internal/proctest"
 )
 
 // This test binary, and only it, is a child subreaper, as the guildhall

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guildhall/guildhall/tools/internal/proctest"
+	"github.com/guildhall/guildhall/internal/proctest"
 )
 
 var testEnv = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
