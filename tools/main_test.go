@@ -12,6 +12,6 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.RunHelperIfAsked()
 	code := m.Run()
-	_ = os.Remove(probePath())
+	probe.Remove()
 	os.Exit(code)
 }

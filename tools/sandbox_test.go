@@ -23,10 +23,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/egresstest"
+	"github.com/guildhall/guildhall/internal/gobuild"
+	"github.com/guildhall/guildhall/internal/proctest"
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/egress"
-	"github.com/guildhall/guildhall/internal/egresstest"
-	"github.com/guildhall/guildhall/internal/proctest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
 
@@ -510,43 +511,14 @@ func fakeDNS(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
-var (
-	probeOnce sync.Once
-	probeBin  string
-	probeErr  error
-)
+// probe is tools/sandbox/testdata/probe, built once per test process;
+// TestMain removes it.
+var probe = gobuild.New("github.com/guildhall/guildhall/tools/sandbox/testdata/probe", "probe")
 
-// buildProbe builds the probe (tools/sandbox/testdata/probe) once and
-// copies it into dir, which the sandbox can see.
+// buildProbe copies the probe into dir, which the sandbox can see.
 func buildProbe(t *testing.T, dir string) string {
 	t.Helper()
-	probeOnce.Do(func() {
-		out := probePath()
-		cmd := exec.Command("go", "build", "-o", out, "./sandbox/testdata/probe")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			probeErr = fmt.Errorf("build the probe: %v\n%s", err, b)
-			return
-		}
-		probeBin = out
-	})
-	if probeErr != nil {
-		t.Fatal(probeErr)
-	}
-	b, err := os.ReadFile(probeBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(dir, "probe")
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
-// probePath is where the probe is built; TestMain removes it.
-func probePath() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("guildhall-probe-%d", os.Getpid()))
+	return probe.CopyTo(t, dir)
 }
 
 // TestSandboxUnixSockets scans the host for socket files (everything but

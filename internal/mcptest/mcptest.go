@@ -15,15 +15,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/gobuild"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -268,46 +266,16 @@ func rawTools(cursor string) map[string]any {
 	}}
 }
 
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-)
-
-// binPath is where the program is built once per test process; Cleanup
-// removes it.
-func binPath() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("guildhall-mcptest-%d", os.Getpid()))
-}
+// server is the stdio program, built once per test process.
+var server = gobuild.New("github.com/guildhall/guildhall/internal/mcptest/testdata/server", "mcp-test-server")
 
 // Binary builds the stdio program (once per test process) and copies it
 // into dir, which a sandboxed server can see (the sandbox's /tmp is its
 // own), returning the copy's path.
 func Binary(t testing.TB, dir string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		out := binPath()
-		cmd := exec.Command("go", "build", "-o", out, "github.com/guildhall/guildhall/internal/mcptest/testdata/server")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build the MCP test server: %v\n%s", err, b)
-			return
-		}
-		buildBin = out
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	b, err := os.ReadFile(buildBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(dir, "mcp-test-server")
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return server.CopyTo(t, dir)
 }
 
 // Cleanup removes the built program; a TestMain calls it.
-func Cleanup() { _ = os.Remove(binPath()) }
+func Cleanup() { server.Remove() }
