@@ -271,13 +271,9 @@ func firstOr(variants []string, fallback string) string {
 // first variant of its tier), falling back to the title-cased role or tool
 // name.
 func (r *LabelResolver) ParticipantLabel(p Participant) string {
-	var l []string
-	switch p.Kind {
-	case KindRole:
-		l = r.set.Roles[p.Role].Label.pick(r.tier)
-	case KindTool:
-		l = r.set.Tools[p.Role].HumanLabel.pick(r.tier)
-	default:
+	own, ok := r.own(p)
+	l := own.label.pick(r.tier)
+	if !ok {
 		l = r.pseudo(p.Role)
 	}
 	return firstOr(l, titleCase(p.Role))
@@ -287,14 +283,28 @@ func (r *LabelResolver) ParticipantLabel(p Participant) string {
 // "". It is ParticipantLabel's lookup on the description fields, apart
 // because a pseudo participant has a label but no description.
 func (r *LabelResolver) ParticipantDescription(p Participant) string {
-	var l []string
+	own, _ := r.own(p)
+	return firstOr(own.description.pick(r.tier), "")
+}
+
+// ownLabels are the display fields a role and a tool both have, under the
+// names each kind gives them in the guild.
+type ownLabels struct {
+	label, description, working Tiered
+}
+
+// own is p's entry in the guild: its role's or its tool's fields. ok is
+// false for a pseudo participant, which has no entry of its own.
+func (r *LabelResolver) own(p Participant) (labels ownLabels, ok bool) {
 	switch p.Kind {
 	case KindRole:
-		l = r.set.Roles[p.Role].Description.pick(r.tier)
+		l := r.set.Roles[p.Role]
+		return ownLabels{l.Label, l.Description, l.WorkingLabel}, true
 	case KindTool:
-		l = r.set.Tools[p.Role].HumanDescription.pick(r.tier)
+		l := r.set.Tools[p.Role]
+		return ownLabels{l.HumanLabel, l.HumanDescription, l.HumanWorkingLabel}, true
 	}
-	return firstOr(l, "")
+	return ownLabels{}, false
 }
 
 // OperationLabel phrases an operation between its source and destination
@@ -352,13 +362,8 @@ func (r *LabelResolver) OperationLabel(op Operation, source, destination Partici
 // built-in). seed (an operation id) picks the variant. It reports false when
 // nothing applies.
 func (r *LabelResolver) WorkingLabel(p Participant, seed string) (string, bool) {
-	var l []string
-	switch p.Kind {
-	case KindRole:
-		l = r.set.Roles[p.Role].WorkingLabel.pick(r.tier)
-	case KindTool:
-		l = r.set.Tools[p.Role].HumanWorkingLabel.pick(r.tier)
-	}
+	own, _ := r.own(p)
+	l := own.working.pick(r.tier)
 	if l == nil {
 		l = r.set.Visualization.WorkingTemplates[string(p.Kind)].pick(r.tier)
 	}
