@@ -34,7 +34,7 @@ func TestEnvelopeDeltaMerges(t *testing.T) {
 			if d.Kind != EnvelopeDelta || d.From != int64(v1) || d.Version != int64(v2) {
 				t.Fatalf("%s: since %d gave %s from %d to %d", name, v1, d.Kind, d.From, d.Version)
 			}
-			d = roundTripEnv(t, d)
+			d = roundTrip(t, d)
 			got, want := mustJSON(t, Merge(client, d)), mustJSON(t, m.State())
 			if got != want {
 				t.Fatalf("%s v%d→v%d: merged delta differs from the snapshot\n got %s\nwant %s", name, v1, v2, got, want)
@@ -43,20 +43,12 @@ func TestEnvelopeDeltaMerges(t *testing.T) {
 	}
 }
 
-// roundTrip passes a state through JSON as the browser receives it.
-func roundTrip(t *testing.T, s ModelState) ModelState {
+// roundTrip passes a state or an envelope through JSON as the browser
+// receives it.
+func roundTrip[T any](t *testing.T, v T) T {
 	t.Helper()
-	var out ModelState
-	if err := json.Unmarshal([]byte(mustJSON(t, s)), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func roundTripEnv(t *testing.T, e Envelope) Envelope {
-	t.Helper()
-	var out Envelope
-	if err := json.Unmarshal([]byte(mustJSON(t, e)), &out); err != nil {
+	var out T
+	if err := json.Unmarshal([]byte(mustJSON(t, v)), &out); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -27,12 +27,22 @@ func testLabels() LabelSet {
 	}
 }
 
+// roleP and toolP are participants as the model makes them: a role's by
+// its instance id, a tool's named by the tool (toolIDPrefix and the name).
+func roleP(id, role string) Participant {
+	return Participant{ID: id, Role: role, Kind: KindRole}
+}
+
+func toolP(name string) Participant {
+	return Participant{ID: toolIDPrefix + name, Role: name, Kind: KindTool}
+}
+
 func TestParticipantLabelTiersAndFallbacks(t *testing.T) {
-	coder := Participant{ID: "coder-1-2", Role: "coder", Kind: KindRole}
-	planner := Participant{ID: "planner-1-3", Role: "planner", Kind: KindRole}
-	stranger := Participant{ID: "code_reviewer-1-4", Role: "code_reviewer", Kind: KindRole}
-	read := Participant{ID: "tool:read_file", Role: "read_file", Kind: KindTool}
-	grep := Participant{ID: "tool:search_text", Role: "search_text", Kind: KindTool}
+	coder := roleP("coder-1-2", "coder")
+	planner := roleP("planner-1-3", "planner")
+	stranger := roleP("code_reviewer-1-4", "code_reviewer")
+	read := toolP("read_file")
+	grep := toolP("search_text")
 	human := Participant{ID: "human", Role: "human", Kind: KindHuman}
 	intr := Participant{ID: "interrupt:1", Role: "interrupt", Kind: KindInterrupt}
 	tests := []struct {
@@ -117,10 +127,10 @@ func TestTierFallbackOrder(t *testing.T) {
 }
 
 func TestOperationLabel(t *testing.T) {
-	orch := Participant{ID: "orchestrator-0-1", Role: "orchestrator", Kind: KindRole}
-	coder := Participant{ID: "coder-1-2", Role: "coder", Kind: KindRole}
-	read := Participant{ID: "tool:read_file", Role: "read_file", Kind: KindTool}
-	shell := Participant{ID: "tool:run_shell", Role: "run_shell", Kind: KindTool}
+	orch := roleP("orchestrator-0-1", "orchestrator")
+	coder := roleP("coder-1-2", "coder")
+	read := toolP("read_file")
+	shell := toolP("run_shell")
 	tests := []struct {
 		name     string
 		tier     Tier
@@ -152,7 +162,7 @@ func TestOperationLabel(t *testing.T) {
 
 func TestWhimsicalRotationIsStable(t *testing.T) {
 	r := NewLabelResolver(testLabels(), TierWhimsical)
-	coder := Participant{ID: "coder-1-2", Role: "coder", Kind: KindRole}
+	coder := roleP("coder-1-2", "coder")
 	seen := map[string]bool{}
 	for i := 1; i <= 40; i++ {
 		id := "op-" + string(rune('0'+i%10)) + string(rune('a'+i))
@@ -182,10 +192,10 @@ func TestWorkingLabelFallbacks(t *testing.T) {
 		p    Participant
 		want string
 	}{
-		{TierDetailed, Participant{ID: "coder-1-2", Role: "coder", Kind: KindRole}, "coder (coder) is writing code"},
-		{TierFriendly, Participant{ID: "tool:write_file", Role: "write_file", Kind: KindTool}, "Saving with File writer"},
-		{TierFriendly, Participant{ID: "tester-1-2", Role: "tester", Kind: KindRole}, "Tester is working"},
-		{TierDetailed, Participant{ID: "tool:git_commit", Role: "git_commit", Kind: KindTool}, "Git Commit is running"},
+		{TierDetailed, roleP("coder-1-2", "coder"), "coder (coder) is writing code"},
+		{TierFriendly, toolP("write_file"), "Saving with File writer"},
+		{TierFriendly, roleP("tester-1-2", "tester"), "Tester is working"},
+		{TierDetailed, toolP("git_commit"), "Git Commit is running"},
 	}
 	for _, tc := range tests {
 		got, ok := NewLabelResolver(testLabels(), tc.tier).WorkingLabel(tc.p, "op-1")

@@ -363,12 +363,19 @@ func TestRenderMarkdownConcurrent(t *testing.T) {
 // twoKBMessage is a typical assistant message: headings, a list, a code
 // block and prose, about 2 KB.
 func twoKBMessage() string {
+	return twoKB("## Summary\n\nI changed the parser so that **malformed input** is data, not a panic.\n\n"+
+		"- `render/sanitize.go`: the state machine\n- `render/markdown.go`: the cache\n- tests and a fuzz target\n\n"+
+		"```go\nfunc Sanitize(s string) string {\n\tif isPlain(s, true) {\n\t\treturn s\n\t}\n\treturn strip(s)\n}\n```\n\n",
+		"The renderer caches output per width, so redrawing a long history costs a map lookup per message. ")
+}
+
+// twoKB is head followed by prose, a sentence repeated until the message
+// is at least 2 KB long.
+func twoKB(head, sentence string) string {
 	var b strings.Builder
-	b.WriteString("## Summary\n\nI changed the parser so that **malformed input** is data, not a panic.\n\n")
-	b.WriteString("- `render/sanitize.go`: the state machine\n- `render/markdown.go`: the cache\n- tests and a fuzz target\n\n")
-	b.WriteString("```go\nfunc Sanitize(s string) string {\n\tif isPlain(s, true) {\n\t\treturn s\n\t}\n\treturn strip(s)\n}\n```\n\n")
+	b.WriteString(head)
 	for b.Len() < 2048 {
-		b.WriteString("The renderer caches output per width, so redrawing a long history costs a map lookup per message. ")
+		b.WriteString(sentence)
 	}
 	return b.String()
 }
@@ -383,9 +390,12 @@ func BenchmarkRenderMarkdownCached(b *testing.B) {
 	}
 }
 
-func BenchmarkRenderMarkdownCold(b *testing.B) {
+func BenchmarkRenderMarkdownCold(b *testing.B) { benchmarkRenderCold(b, twoKBMessage()) }
+
+// benchmarkRenderCold renders msg at width 80 with the renderer warm but
+// its cache of no use: each round's text differs by a suffix.
+func benchmarkRenderCold(b *testing.B, msg string) {
 	r := NewMarkdownRenderer("dark")
-	msg := twoKBMessage()
 	r.Render("warm up the width-80 renderer", 80)
 	b.ReportAllocs()
 	i := 0
@@ -449,23 +459,9 @@ func TestWithinGlamourLimitsAllowsOrdinaryMarkdown(t *testing.T) {
 // references, shell and Go operators, a URL query. It takes the pre-pass's
 // parse, which twoKBMessage (no '&') skips.
 func ampersandMessage() string {
-	var b strings.Builder
-	b.WriteString("## Summary &mdash; parser &amp; cache\n\nRun `make && make test`, then open https://example.com/?a=1&b=2 &copy; 2025.\n\n")
-	b.WriteString("```go\nif a && b {\n\treturn x &^ y\n}\n```\n\n| op | meaning |\n|---|---|\n| `&&` | and &lt;both&gt; |\n\n")
-	for b.Len() < 2048 {
-		b.WriteString("The renderer caches output per width &amp; style, so redrawing a long history costs a map lookup per message. ")
-	}
-	return b.String()
+	return twoKB("## Summary &mdash; parser &amp; cache\n\nRun `make && make test`, then open https://example.com/?a=1&b=2 &copy; 2025.\n\n"+
+		"```go\nif a && b {\n\treturn x &^ y\n}\n```\n\n| op | meaning |\n|---|---|\n| `&&` | and &lt;both&gt; |\n\n",
+		"The renderer caches output per width &amp; style, so redrawing a long history costs a map lookup per message. ")
 }
 
-func BenchmarkRenderMarkdownColdAmpersands(b *testing.B) {
-	r := NewMarkdownRenderer("dark")
-	msg := ampersandMessage()
-	r.Render("warm up the width-80 renderer", 80)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		i++
-		r.Render(msg+strings.Repeat(" ", i%64)+fmt.Sprint(i), 80)
-	}
-}
+func BenchmarkRenderMarkdownColdAmpersands(b *testing.B) { benchmarkRenderCold(b, ampersandMessage()) }
