@@ -51,6 +51,8 @@ type Envelope struct {
 	Operations   []Operation   `json:"operations,omitempty"`
 	Stacks       []Stack       `json:"stacks,omitempty"`
 
+	// ModelState's scalars again, omitted when empty and Totals a pointer:
+	// a snapshot carries them in Model, so there they are absent.
 	RunID           string  `json:"runId,omitempty"`
 	Status          string  `json:"status,omitempty"`
 	ActiveStack     string  `json:"activeStack,omitempty"`

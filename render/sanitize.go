@@ -41,7 +41,10 @@ const (
 
 // Sanitize strips terminal control from untrusted text. It keeps printable
 // text, newlines and tabs; see the package notes above for the rest.
-// Sanitize is idempotent.
+// Sanitize is idempotent. It is not tools' cleanWebText, whose loop looks
+// alike: that filter, at the web source, drops bidi controls and an
+// unterminated string's body, where the operator is shown a placeholder
+// and the body.
 func Sanitize(s string) string {
 	if isPlain(s, true) {
 		return s
