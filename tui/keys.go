@@ -189,32 +189,32 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if key == "M" && !m.typing() {
 		return m.toggleMouse()
 	}
-	switch {
-	case m.confirm != nil:
+	switch m.topOverlay() {
+	case overlayConfirm:
 		return m.keyConfirm(key)
-	case m.revert != nil:
+	case overlayRevert:
 		return m.keyRevert(key)
-	case m.help:
+	case overlayHelp:
 		return m.keyPager(key, &m.helpScroll, func() { m.help, m.helpScroll = false, 0 }, "?")
-	case m.endpoint != nil:
+	case overlayEndpoint:
 		return m.keyEndpoint(k)
-	case m.notes != nil:
+	case overlayNotes:
 		return m.keyNotes(key)
-	case m.queue.answer != nil:
+	case overlayQueueAnswer:
 		return m.keyQueueAnswer(k)
-	case m.queue.edit != nil:
+	case overlayQueueEdit:
 		return m.keyQueueEdit(k)
-	case m.questionVisible():
+	case overlayQuestion:
 		return m.keyQuestion(k)
-	case m.interrupt != nil:
+	case overlayInterrupt:
 		return m.keyInterrupt(k)
-	case m.transcript != nil:
+	case overlayTranscript:
 		return m.keyTranscript(k)
-	case m.inspector != nil:
+	case overlayInspector:
 		return m.keyInspector(key)
-	case m.drawer != nil:
+	case overlayDrawer:
 		return m.keyDrawer(key)
-	case m.answerCard != nil:
+	case overlayAnswer:
 		switch key {
 		case "esc", "enter", "q":
 			m.answerCard = nil
@@ -222,16 +222,17 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 			return m.copyText("the answer", m.answerCard.answer)
 		}
 		return nil
-	case m.diff != nil:
+	case overlayDiff:
 		return m.keyDiff(key)
-	case m.showResult && m.view != nil && m.view.card != nil:
+	case overlayResult:
 		return m.keyResult(key)
-	case m.plan != nil:
+	case overlayPlan:
 		if key == "y" {
 			return m.copyText("the plan", m.plan.text)
 		}
 		return m.keyPager(key, &m.plan.scroll, func() { m.plan = nil }, "p")
 	}
+	// No overlay, or the Compose picker, whose keys keyCompose handles.
 	switch m.screen {
 	case screenCompose:
 		return m.keyCompose(k)

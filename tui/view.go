@@ -343,40 +343,40 @@ func (m *Model) overlayBodyH() int { return max(3, m.lay.height-6) }
 
 func (m *Model) overlayBox() []string {
 	w := m.overlayWidth()
-	switch {
-	case m.confirm != nil:
+	switch m.topOverlay() {
+	case overlayConfirm:
 		return m.confirmBox(w)
-	case m.revert != nil:
+	case overlayRevert:
 		return m.revertBox(w)
-	case m.help:
+	case overlayHelp:
 		return m.helpBox(w)
-	case m.endpoint != nil:
+	case overlayEndpoint:
 		return m.endpointBox(w)
-	case m.notes != nil:
+	case overlayNotes:
 		return m.notesBox(w)
-	case m.queue.answer != nil:
+	case overlayQueueAnswer:
 		return m.queueAnswerBox(w)
-	case m.queue.edit != nil:
+	case overlayQueueEdit:
 		return m.queueEditBox(w)
-	case m.questionVisible():
+	case overlayQuestion:
 		return m.questionBox(w)
-	case m.interrupt != nil:
+	case overlayInterrupt:
 		return m.interruptBox(w)
-	case m.transcript != nil:
+	case overlayTranscript:
 		return m.transcriptBox(w)
-	case m.inspector != nil:
+	case overlayInspector:
 		return m.inspectorBox(w)
-	case m.drawer != nil:
+	case overlayDrawer:
 		return m.drawerBox(w)
-	case m.answerCard != nil:
+	case overlayAnswer:
 		return m.answerBox(w)
-	case m.diff != nil:
+	case overlayDiff:
 		return m.diffBox(w)
-	case m.showResult && m.view != nil && m.view.card != nil:
+	case overlayResult:
 		return m.resultBox(w)
-	case m.plan != nil:
+	case overlayPlan:
 		return m.planBox(w)
-	case m.screen == screenCompose && m.compose.picking:
+	case overlayPicker:
 		return m.pickerBox(w)
 	}
 	return nil
@@ -684,4 +684,28 @@ func (m *Model) pickerBox(w int) []string {
 // detailJSON renders raw technical detail as sanitized preformatted text.
 func detailJSON(raw json.RawMessage, width int) []string {
 	return strings.Split(wrapPlain(render.Sanitize(prettyJSON(string(raw))), width), "\n")
+}
+
+// technicalDetails is an error's raw detail behind a disclosure: open, a
+// title with the detail indented under it; closed, the title and hint, the
+// key that opens it.
+func technicalDetails(raw json.RawMessage, open bool, width int, hint string) []string {
+	if !open {
+		return []string{styleTitle.Render("▸ Technical details") + styleFaint.Render(" ("+hint+")")}
+	}
+	out := []string{styleTitle.Render("▾ Technical details")}
+	for _, l := range detailJSON(raw, width-2) {
+		out = append(out, "  "+l)
+	}
+	return out
+}
+
+// artifactLines lists a result's artifacts, each a safe line indented
+// under a title of the caller's.
+func artifactLines(artifacts []string, width int) []string {
+	out := make([]string, len(artifacts))
+	for i, a := range artifacts {
+		out[i] = "  " + clip(render.SanitizeLine(a), width-2)
+	}
+	return out
 }
