@@ -251,6 +251,27 @@ func (m *Model) keyHistory(key string) (tea.Cmd, bool) {
 // efforts are the effort tiers in selector order.
 func efforts() []string { return []string{"quick", "standard", "thorough"} }
 
+// taskIn is the task typed in ed, trimmed. ok is false when there is
+// none, which the banner then says.
+func (m *Model) taskIn(ed *editor) (task string, ok bool) {
+	task = strings.TrimSpace(ed.Value())
+	if task == "" {
+		m.notice = "The task is empty."
+	}
+	return task, task != ""
+}
+
+// nextOf is the entry after cur in a cycle through order, or fallback when
+// cur is not in it.
+func nextOf(order []string, cur, fallback string) string {
+	for i, e := range order {
+		if e == cur {
+			return order[(i+1)%len(order)]
+		}
+	}
+	return fallback
+}
+
 func (m *Model) keyCompose(k tea.KeyMsg) tea.Cmd {
 	c := &m.compose
 	if c.picking {
@@ -274,21 +295,13 @@ func (m *Model) keyCompose(k tea.KeyMsg) tea.Cmd {
 	case "ctrl+g":
 		return m.editExternally(editTarget{box: "compose"})
 	case "ctrl+s":
-		task := strings.TrimSpace(c.editor.Value())
-		if task == "" {
-			m.notice = "The task is empty."
+		task, ok := m.taskIn(&c.editor)
+		if !ok {
 			return nil
 		}
 		return m.submit(runner.Submission{Task: task, Effort: c.effort, LogLevel: m.opts.LogLevel, ContinuesFrom: c.continueFrom})
 	case "ctrl+e":
-		es := efforts()
-		for i, e := range es {
-			if e == c.effort {
-				c.effort = es[(i+1)%len(es)]
-				return nil
-			}
-		}
-		c.effort = "standard"
+		c.effort = nextOf(efforts(), c.effort, "standard")
 	case "ctrl+o":
 		c.picking, c.pickSel = true, 0
 		return loadHistory(m.ws)

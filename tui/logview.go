@@ -149,19 +149,7 @@ func (m *Model) syncLog() {
 			}
 		}
 	}
-	n := l.count(v)
-	h := m.logBodyH()
-	if l.follow {
-		l.sel = n - 1
-	}
-	l.sel = max(0, min(l.sel, n-1))
-	if l.sel < l.top {
-		l.top = l.sel
-	}
-	if l.sel >= l.top+h {
-		l.top = l.sel - h + 1
-	}
-	l.top = max(0, min(l.top, max(0, n-h)))
+	l.sel, l.top = clampWindow(l.sel, l.top, l.count(v), m.logBodyH(), l.follow)
 }
 
 func (m *Model) logBodyH() int { return max(1, m.lay.height-5) }
@@ -254,13 +242,7 @@ func (m *Model) keyLog(k tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		m.screen = screenWatch
 	case "f":
-		roles := append([]string{""}, v.logRoleList...)
-		for i, r := range roles {
-			if r == l.role {
-				l.role = roles[(i+1)%len(roles)]
-				break
-			}
-		}
+		l.role = nextOf(append([]string{""}, v.logRoleList...), l.role, l.role)
 		l.refilter(v)
 		l.follow = true
 	case "up", "k":

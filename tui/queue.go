@@ -338,9 +338,8 @@ func (m *Model) keyQueueEdit(k tea.KeyMsg) tea.Cmd {
 	case "ctrl+g":
 		return m.editExternally(editTarget{box: "queue-edit", id: st.id})
 	case "ctrl+s":
-		task := strings.TrimSpace(st.editor.Value())
-		if task == "" {
-			m.notice = "The task is empty."
+		task, ok := m.taskIn(&st.editor)
+		if !ok {
 			return nil
 		}
 		effort := st.effort
@@ -351,14 +350,7 @@ func (m *Model) keyQueueEdit(k tea.KeyMsg) tea.Cmd {
 		})
 	case "ctrl+e":
 		// "" is the project default; then the tiers.
-		order := append([]string{""}, efforts()...)
-		for i, e := range order {
-			if e == st.effort {
-				st.effort = order[(i+1)%len(order)]
-				return nil
-			}
-		}
-		st.effort = ""
+		st.effort = nextOf(append([]string{""}, efforts()...), st.effort, "")
 	case "enter":
 		st.editor.Newline()
 	default:

@@ -284,19 +284,24 @@ func (m *Model) submit(sub runner.Submission) tea.Cmd {
 // clampSequence keeps the sequence selection and window valid and, while
 // following, on the newest row.
 func (m *Model) clampSequence() {
-	total := seqRows(m.view)
-	h := max(1, m.lay.bodyH-1)
-	if m.seqFollow && total > 0 {
-		m.seqSel = total - 1
+	m.seqSel, m.seqTop = clampWindow(m.seqSel, m.seqTop, seqRows(m.view), max(1, m.lay.bodyH-1), m.seqFollow)
+}
+
+// clampWindow keeps a list's selection on one of its n rows (the last
+// while following) and the top of its h-row window where the selection
+// shows, with no empty rows below the last when there are enough.
+func clampWindow(sel, top, n, h int, follow bool) (int, int) {
+	if follow && n > 0 {
+		sel = n - 1
 	}
-	m.seqSel = max(0, min(m.seqSel, total-1))
-	if m.seqSel < m.seqTop {
-		m.seqTop = m.seqSel
+	sel = max(0, min(sel, n-1))
+	if sel < top {
+		top = sel
 	}
-	if m.seqSel >= m.seqTop+h {
-		m.seqTop = m.seqSel - h + 1
+	if sel >= top+h {
+		top = sel - h + 1
 	}
-	m.seqTop = max(0, min(m.seqTop, max(0, total-h)))
+	return sel, max(0, min(top, max(0, n-h)))
 }
 
 // maybeLoadSummary reads the live run's summary.txt after a model reply
