@@ -83,15 +83,13 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 		}
 		m.notice = "The run has not finished: there is no result yet."
 	case "i":
-		if why := m.cannotControl("interrupt"); why != "" {
-			m.notice = why
+		if m.refuseControl("interrupt") {
 			return nil
 		}
 		m.interrupt = &interruptState{kind: "inquiry"}
 		m.interrupt.editor.placeholder = "Your question for the run, or the change to its plan"
 	case "P":
-		if why := m.cannotControl("pause"); why != "" {
-			m.notice = why
+		if m.refuseControl("pause") {
 			return nil
 		}
 		if m.live.paused != nil {
@@ -101,20 +99,28 @@ func (m *Model) keyWatch(key string) tea.Cmd {
 		id := m.live.id
 		return controlCmd("pause", func() error { return m.sess.Pause(id) })
 	case "R":
-		if why := m.cannotControl("resume"); why != "" {
-			m.notice = why
+		if m.refuseControl("resume") {
 			return nil
 		}
 		id := m.live.id
 		return controlCmd("resume", func() error { return m.sess.Resume(id) })
 	case "X":
-		if why := m.cannotControl("terminate"); why != "" {
-			m.notice = why
+		if m.refuseControl("terminate") {
 			return nil
 		}
 		m.confirm = &confirmState{action: "terminate", prompt: "Terminate the run? It ends as interrupted with its record intact."}
 	}
 	return nil
+}
+
+// refuseControl puts on the banner why a control key cannot act on the
+// run on screen, and reports whether it cannot.
+func (m *Model) refuseControl(what string) bool {
+	why := m.cannotControl(what)
+	if why != "" {
+		m.notice = why
+	}
+	return why != ""
 }
 
 // cannotControl says why a control key cannot act on the run on screen,

@@ -113,20 +113,11 @@ func (m *Model) resultLines(inner int) []string {
 		lines = block(lines, m.markdown(ei.Message, inner))
 	}
 	if ei != nil && len(ei.Details) > 0 {
-		if m.resultOpen.details {
-			lines = append(lines, styleTitle.Render("▾ Technical details"))
-			for _, l := range detailJSON(ei.Details, inner-2) {
-				lines = append(lines, "  "+l)
-			}
-		} else {
-			lines = append(lines, styleTitle.Render("▸ Technical details")+styleFaint.Render(" (d shows them)"))
-		}
+		lines = append(lines, technicalDetails(ei.Details, m.resultOpen.details, inner, "d shows them")...)
 	}
 	if p.Card != nil && len(p.Card.Artifacts) > 0 {
 		lines = append(lines, "", styleTitle.Render("Artifacts"))
-		for _, a := range p.Card.Artifacts {
-			lines = append(lines, "  "+clip(render.SanitizeLine(a), inner-2))
-		}
+		lines = append(lines, artifactLines(p.Card.Artifacts, inner)...)
 	}
 	return append(lines, m.changeLines(inner)...)
 }

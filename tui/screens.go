@@ -173,9 +173,7 @@ func (m *Model) continuationRef(id string, width int) []string {
 		}
 		if len(res.Artifacts) > 0 {
 			out = append(out, styleTitle.Render("Artifacts"))
-			for _, a := range res.Artifacts {
-				out = append(out, "  "+clip(render.SanitizeLine(a), width-2))
-			}
+			out = append(out, artifactLines(res.Artifacts, width)...)
 		}
 		ei = res.Error
 	}
@@ -188,14 +186,7 @@ func (m *Model) continuationRef(id string, width int) []string {
 			out = append(out, m.markdown(ei.Message, width)...)
 		}
 		if len(ei.Detail) > 0 {
-			if m.compose.details {
-				out = append(out, styleTitle.Render("▾ Technical details"))
-				for _, l := range detailJSON(ei.Detail, width-2) {
-					out = append(out, "  "+l)
-				}
-			} else {
-				out = append(out, styleTitle.Render("▸ Technical details")+styleFaint.Render(" (ctrl+d shows them)"))
-			}
+			out = append(out, technicalDetails(ei.Detail, m.compose.details, width, "ctrl+d shows them")...)
 		}
 	}
 	return out

@@ -217,37 +217,34 @@ func (m *Model) threadLines(th thread.Thread, width int) []string {
 		if !e.At.IsZero() {
 			when = e.At.UTC().Format("15:04:05")
 		}
-		head := func(title string) {
+		// head is an entry's title line: the title, the entry's label when
+		// it has one, then when and in which run.
+		head := func(title, label string) {
+			if label != "" {
+				title += " · " + render.SanitizeLine(label)
+			}
 			meta := strings.TrimSpace(when + " " + render.SanitizeLine(e.RunID))
 			out = append(out, styleTitle.Render(title)+styleFaint.Render("  "+meta))
 		}
 		switch e.Kind {
 		case thread.Human:
-			head("You")
+			head("You", "")
 			out = append(out, m.markdown(e.Text, width)...)
 		case thread.Orchestrator:
-			title := "Orchestrator"
-			if e.Label != "" {
-				title += " · " + render.SanitizeLine(e.Label)
-			}
-			head(title)
+			head("Orchestrator", e.Label)
 			out = append(out, m.markdown(e.Text, width)...)
 			if strings.TrimSpace(e.Context) != "" {
 				out = append(out, m.markdown(e.Context, width)...)
 			}
 		case thread.Question:
-			head("Question")
+			head("Question", "")
 			out = append(out, m.markdown(e.Text, width)...)
 			if strings.TrimSpace(e.Context) != "" {
 				out = append(out, styleFaint.Render("  Context"))
 				out = append(out, m.markdown(e.Context, width)...)
 			}
 		case thread.Answer:
-			title := "Your answer"
-			if e.Label != "" {
-				title += " · " + render.SanitizeLine(e.Label)
-			}
-			head(title)
+			head("Your answer", e.Label)
 			for _, l := range strings.Split(wrapPlain(render.Sanitize(e.Text), width-2), "\n") {
 				out = append(out, "  "+l)
 			}
