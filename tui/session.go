@@ -17,7 +17,9 @@ import (
 // Session is what the console needs from a runner session: subscribe,
 // answer, interrupt, pause/resume/terminate and submit, plus the read-only
 // workspace records for History and replays. *runner.Session satisfies it;
-// a remote client over the HTTP API can stand in for it.
+// a remote client over the HTTP API can stand in for it. web declares a
+// Session of its own, alike: each client names what it uses, and neither
+// imports the other.
 type Session interface {
 	Subscribe(buffer int) ([]event.Event, *runner.Subscription)
 	Submit(ctx context.Context, sub runner.Submission) (string, error)

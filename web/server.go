@@ -31,7 +31,8 @@ import (
 )
 
 // Session is what the server needs of a runner session; *runner.Session
-// satisfies it.
+// satisfies it. It is not tui.Session, though the two look alike: each
+// client names what it uses, and neither imports the other.
 type Session interface {
 	SubscribeLossless(buffer int) ([]event.Event, *runner.Subscription)
 	Submit(ctx context.Context, sub runner.Submission) (string, error)
