@@ -1,19 +1,15 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/guildhall/guildhall/render/labelset"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/demo"
 	"github.com/guildhall/guildhall/runner/event"
@@ -30,30 +26,15 @@ func demoSession(t *testing.T) (*runner.Session, *runner.Guild) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := dm.Guild
-	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: dm.Deployment, Provider: dm.Provider})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, g
+	s := openSession(t, runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: dm.Guild, Deployment: dm.Deployment, Provider: dm.Provider})
+	return s, dm.Guild
 }
 
 // waitScreen waits until the program's output, styling stripped, holds
 // every string.
 func waitScreen(t *testing.T, tm *teatest.TestModel, subs ...string) {
 	t.Helper()
-	var seen bytes.Buffer
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		seen.Write(b)
-		s := ansi.Strip(seen.String())
-		for _, sub := range subs {
-			if !strings.Contains(s, sub) {
-				return false
-			}
-		}
-		return true
-	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	new(tape).wait(t, tm, subs...)
 }
 
 // TestConsoleDrivesTheDemo runs the real program on the scripted demo: the
@@ -62,11 +43,7 @@ func waitScreen(t *testing.T, tm *teatest.TestModel, subs ...string) {
 // summary, and tab shows the sequence view.
 func TestConsoleDrivesTheDemo(t *testing.T) {
 	s, g := demoSession(t)
-	labels, err := labelset.FromGuild(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s, Options{Labels: labels, Task: seed.DemoTask(), NoAnimation: true, MarkdownStyle: "notty", Output: io.Discard})
+	m := New(s, Options{Labels: guildLabels(t, g), Task: seed.DemoTask(), NoAnimation: true, MarkdownStyle: "notty", Output: io.Discard})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 
 	waitScreen(t, tm, "Question", "Should this run only fix the failing tests", "Orchestrator asks", "Only fix the failing tests")

@@ -51,16 +51,22 @@ func soloStreamSession(tb testing.TB, size int) *runner.Session {
 		Content:   bigReply(size),
 		ToolCalls: []provider.ScriptToolCall{{Name: "finish", Arguments: []byte(`{"status":"success","summary":"streamed"}`)}},
 	}}}}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-bench", ""
-	d.Executor.InterruptTriggers = nil
-	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
-	if err != nil {
-		tb.Fatal(err)
+	return openSession(tb, runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g,
+		Deployment: scriptedDeployment(g, "scripted-bench"), Provider: provider.NewScripted(script, 0)})
+}
+
+// lastRoleID is the instance id of the role that started last in events,
+// the one whose reply streams.
+func lastRoleID(events []event.Event) string {
+	var role string
+	for _, e := range events {
+		if e.Type == event.RoleStart {
+			var p event.RoleStartPayload
+			_ = e.Decode(&p)
+			role = p.RoleID
+		}
 	}
-	tb.Cleanup(func() { s.Close() })
-	return s
+	return role
 }
 
 // latencyProbe wraps the console to time, in the real program, how long a
@@ -181,14 +187,7 @@ func BenchmarkLivePaneFrame10MB(b *testing.B) {
 	m := New(newFakeSession(b, events), Options{Labels: seedLabels(b), NoAnimation: true, MarkdownStyle: "notty"})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	reply := bigReply(10 << 20)
-	var role string
-	for _, e := range events {
-		if e.Type == event.RoleStart {
-			var p event.RoleStartPayload
-			_ = e.Decode(&p)
-			role = p.RoleID
-		}
-	}
+	role := lastRoleID(events)
 	delta := func(s string) event.Event {
 		e, _ := event.New(time.Now(), event.LLMDelta, event.LLMDeltaPayload{RoleID: role, Content: s})
 		e.Ephemeral = true
@@ -231,14 +230,7 @@ func BenchmarkKeyLatencyPacedStream10MB(b *testing.B) {
 		fs := newFakeSession(b, events)
 		p := &latencyProbe{Model: New(fs, Options{Labels: seedLabels(b), NoAnimation: true, MarkdownStyle: "notty", Output: io.Discard})}
 		tm := teatest.NewTestModel(b, p, teatest.WithInitialTermSize(120, 40))
-		var role string
-		for _, e := range events {
-			if e.Type == event.RoleStart {
-				var rp event.RoleStartPayload
-				_ = e.Decode(&rp)
-				role = rp.RoleID
-			}
-		}
+		role := lastRoleID(events)
 		reply := bigReply(10 << 20)
 		done := make(chan struct{})
 		start := time.Now()

@@ -14,16 +14,8 @@ import (
 // delegates to a coder again and again, and each coder calls tools.
 func syntheticRun(tb testing.TB, ops int) []event.Event {
 	tb.Helper()
-	t0 := time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)
-	var out []event.Event
-	add := func(typ event.Type, p any) {
-		e, err := event.New(t0.Add(time.Duration(len(out))*time.Millisecond), typ, p)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		e.Seq = int64(len(out))
-		out = append(out, e)
-	}
+	rec := &eventLog{tb: tb, t0: time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC), step: time.Millisecond}
+	add := rec.add
 	add(event.RunStarted, event.RunStartedPayload{RunID: "run-20250314-093000", Task: "Synthetic long run", Effort: "standard", EntryRole: "orchestrator"})
 	add(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Synthetic long run"})
 	n := 1
@@ -48,7 +40,7 @@ func syntheticRun(tb testing.TB, ops int) []event.Event {
 		add(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "agent", CallID: "a" + child, Kind: "success", Result: []byte(`{"kind":"success"}`)})
 		n++
 	}
-	return out
+	return rec.events
 }
 
 func benchFrame(b *testing.B, ops int, seq bool) {

@@ -37,13 +37,7 @@ func TestConnectingHoldsTheTaskUntilTheProbeReports(t *testing.T) {
 			}
 		} else {
 			waitScreen(t, tm, "1 note from start-up", "NEW-MODEL")
-			deadline := time.Now().Add(10 * time.Second)
-			for len(sess.submitted()) == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if subs := sess.submitted(); len(subs) != 1 || subs[0].Task != "Fix the failing test" {
-				t.Fatalf("submissions %+v", subs)
-			}
+			sess.wantSubmitted(t, "Fix the failing test")
 		}
 		tm.Send(keyMsg("esc"))
 		tm.Send(keyMsg("q"))

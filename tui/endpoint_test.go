@@ -38,6 +38,19 @@ func (s *submitSession) submitted() []runner.Submission {
 	return append([]runner.Submission(nil), s.subs...)
 }
 
+// wantSubmitted waits up to 10 s for a submission, then checks it was the
+// only one and carried task.
+func (s *submitSession) wantSubmitted(t *testing.T, task string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.submitted()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if subs := s.submitted(); len(subs) != 1 || subs[0].Task != task {
+		t.Fatalf("submissions %+v", subs)
+	}
+}
+
 // fakeEndpoint answers the console's checks from a list and records the
 // settings it was given.
 type fakeEndpoint struct {
@@ -111,13 +124,7 @@ func TestEndpointDialogRetriesAndHoldsTheTask(t *testing.T) {
 	waitScreen(t, tm, "AGAIN-STILL-DOWN")
 	tm.Send(keyMsg("r"))
 	waitScreen(t, tm, "Submitted run-20261201-120000.")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(sess.submitted()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if subs := sess.submitted(); len(subs) != 1 || subs[0].Task != "Fix the failing test" {
-		t.Fatalf("submissions %+v", subs)
-	}
+	sess.wantSubmitted(t, "Fix the failing test")
 	tm.Send(keyMsg("q"))
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
 	if n, _ := ep.calls(); n != 2 || final.endpointProblem != "" || final.endpoint != nil {

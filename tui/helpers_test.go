@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -115,11 +116,58 @@ func seedLabels(t testing.TB) render.LabelSet {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return guildLabels(t, g)
+}
+
+// eventLog is a log a test writes in order: each event numbered as the
+// log would number it, step after the one before, from t0.
+type eventLog struct {
+	tb     testing.TB
+	t0     time.Time
+	step   time.Duration
+	events []event.Event
+}
+
+func (l *eventLog) add(typ event.Type, p any) {
+	l.tb.Helper()
+	e, err := event.New(l.t0.Add(time.Duration(len(l.events))*l.step), typ, p)
+	if err != nil {
+		l.tb.Fatal(err)
+	}
+	e.Seq = int64(len(l.events))
+	l.events = append(l.events, e)
+}
+
+// guildLabels is g's display labels.
+func guildLabels(tb testing.TB, g *runner.Guild) render.LabelSet {
+	tb.Helper()
 	l, err := labelset.FromGuild(g)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return l
+}
+
+// openSession opens a real runner session, closed when the test ends.
+func openSession(tb testing.TB, cfg runner.SessionConfig) *runner.Session {
+	tb.Helper()
+	s, err := runner.OpenSession(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// scriptedDeployment is the default deployment fitted to g, on the scripted
+// model called name, with no interrupt triggers: a run that goes as its
+// script says.
+func scriptedDeployment(g *runner.Guild, name string) *runner.Deployment {
+	d := runner.DefaultDeployment()
+	d.FitToGuild(g)
+	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", name, ""
+	d.Executor.InterruptTriggers = nil
+	return d
 }
 
 // frame builds a console over events at a size and returns its first
@@ -134,22 +182,15 @@ func frame(t testing.TB, events []event.Event, w, h int, keys ...string) string 
 	return ansi.Strip(m.View())
 }
 
+// keyMsg is the key named k: one of the named keys below, else the
+// characters typed.
 func keyMsg(k string) tea.KeyMsg {
-	switch k {
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "left":
-		return tea.KeyMsg{Type: tea.KeyLeft}
-	case "right":
-		return tea.KeyMsg{Type: tea.KeyRight}
+	named := map[string]tea.KeyType{
+		"tab": tea.KeyTab, "enter": tea.KeyEnter, "esc": tea.KeyEsc,
+		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
+	}
+	if t, ok := named[k]; ok {
+		return tea.KeyMsg{Type: t}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/guildhall/guildhall/render/labelset"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/runner/seed"
@@ -137,20 +136,8 @@ func TestConsoleShowsHostileGuildLabelsSafely(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
-	d.Model.Provider, d.Model.Name, d.Model.APIBase = "script", "scripted-demo", ""
-	d.Executor.InterruptTriggers = nil
-	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Guild: g, Deployment: d, Provider: provider.NewScripted(script, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	labels, err := labelset.FromGuild(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s, Options{Labels: labels, Task: seed.DemoTask(), NoAnimation: true, MarkdownStyle: "dark", Output: io.Discard})
+	s := openSession(t, runner.SessionConfig{Workspace: dir, Guild: g, Deployment: scriptedDeployment(g, "scripted-demo"), Provider: provider.NewScripted(script, 0)})
+	m := New(s, Options{Labels: guildLabels(t, g), Task: seed.DemoTask(), NoAnimation: true, MarkdownStyle: "dark", Output: io.Discard})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
 	var tp tape
 

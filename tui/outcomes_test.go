@@ -96,16 +96,8 @@ func inspectorText(t *testing.T, m *Model) string {
 
 // noActionRun is a run whose orchestrator answered in words at once.
 func noActionRun(t *testing.T) []event.Event {
-	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	var evs []event.Event
-	add := func(typ event.Type, p any) {
-		e, err := event.New(at.Add(time.Duration(len(evs))*time.Second), typ, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Seq = int64(len(evs))
-		evs = append(evs, e)
-	}
+	rec := &eventLog{tb: t, t0: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), step: time.Second}
+	add := rec.add
 	card := event.Card{Status: "success", Summary: "Sure! I have added the CONTRIBUTING.md file."}
 	add(event.RunStarted, event.RunStartedPayload{RunID: "run-20261201-090000", Task: "Add a CONTRIBUTING.md file", Effort: "standard", EntryRole: "orchestrator"})
 	add(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Add a CONTRIBUTING.md file"})
@@ -116,7 +108,7 @@ func noActionRun(t *testing.T) []event.Event {
 	add(event.ImplicitFinish, event.FailurePayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Status: "success", Message: "reply had no tool calls; its content is the summary"})
 	add(event.RoleFinished, event.RoleFinishedPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Status: "success", Summary: card.Summary})
 	add(event.RunStatus, event.RunStatusPayload{Status: "success", Card: &card, NoAction: true})
-	return evs
+	return rec.events
 }
 
 // TestResultCardSaysTheModelDidNothing: a run whose model answered

@@ -10,18 +10,26 @@ import (
 	"github.com/guildhall/guildhall/runner/event"
 )
 
+// setupConsole is a 120×30 console that runs with setup, on a run of task
+// whose orchestrator has just started.
+func setupConsole(t *testing.T, setup, task string) *Model {
+	t.Helper()
+	evs := []event.Event{
+		ev(t, event.RunStarted, event.RunStartedPayload{RunID: "run-20250314-093000", Task: task, Effort: "standard", EntryRole: "orchestrator"}),
+		ev(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: task}),
+	}
+	m := New(newFakeSession(t, evs), Options{Labels: seedLabels(t), NoAnimation: true, Setup: setup})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	return m
+}
+
 // TestHeaderShowsSetupThenEgress: the header's second line says what the
 // console runs with (sandbox, workspace trust) until something needs the
 // line; a denied egress attempt then takes it, naming the host and the
 // role, as inert text.
 func TestHeaderShowsSetupThenEgress(t *testing.T) {
 	setup := "sandbox: workspace-write, network allowlist (2 hosts) · workspace config ignored (not trusted yet)"
-	evs := []event.Event{
-		ev(t, event.RunStarted, event.RunStartedPayload{RunID: "run-20250314-093000", Task: "Fetch modules", Effort: "standard", EntryRole: "orchestrator"}),
-		ev(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Fetch modules"}),
-	}
-	m := New(newFakeSession(t, evs), Options{Labels: seedLabels(t), NoAnimation: true, Setup: setup})
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m := setupConsole(t, setup, "Fetch modules")
 	lines := strings.Split(ansi.Strip(m.View()), "\n")
 	if !strings.Contains(lines[1], setup) {
 		t.Fatalf("header line 2 = %q, want the setup", lines[1])
@@ -41,12 +49,7 @@ func TestHeaderShowsSetupThenEgress(t *testing.T) {
 // that came up does not.
 func TestHeaderShowsAFailedMCPServer(t *testing.T) {
 	setup := "sandbox: workspace-write, network off"
-	evs := []event.Event{
-		ev(t, event.RunStarted, event.RunStartedPayload{RunID: "run-20250314-093000", Task: "Search issues", Effort: "standard", EntryRole: "orchestrator"}),
-		ev(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "Search issues"}),
-	}
-	m := New(newFakeSession(t, evs), Options{Labels: seedLabels(t), NoAnimation: true, Setup: setup})
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	m := setupConsole(t, setup, "Search issues")
 	m.applyEvent(ev(t, event.MCPServer, event.MCPServerPayload{Server: "github", State: "ready", Tools: 12}))
 	if lines := strings.Split(ansi.Strip(m.View()), "\n"); !strings.Contains(lines[1], setup) {
 		t.Fatalf("header line 2 = %q after a server came up, want the setup still", lines[1])

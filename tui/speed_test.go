@@ -11,7 +11,6 @@ import (
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/render"
-	"github.com/guildhall/guildhall/render/labelset"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
@@ -43,17 +42,9 @@ func TestFooterShowsSpeedAndPromptCache(t *testing.T) {
 	d.FitToGuild(g)
 	d.Model.APIBase, d.Model.Name = f.BaseURL(), "fake-model"
 	p := provider.NewOpenAIChat(provider.Config{BaseURL: f.BaseURL(), Model: "fake-model", RequestTimeout: 5 * time.Second})
-	s, err := runner.OpenSession(runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d,
+	s := openSession(t, runner.SessionConfig{Workspace: dir, Sealer: store.NewSealer(testRecordsKey, dir), Guild: g, Deployment: d,
 		Provider: p, NoInput: true, EndpointAnswered: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	labels, err := labelset.FromGuild(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s, Options{Labels: labels, Task: "Read the notes", NoAnimation: true, MarkdownStyle: "notty"})
+	m := New(s, Options{Labels: guildLabels(t, g), Task: "Read the notes", NoAnimation: true, MarkdownStyle: "notty"})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(180, 30))
 	// 1.1k tokens of the 2.5k prompted came from the cache (0 + 1100),
 	// 1.4k were evaluated (1200 + 200); the latest reply came at 42.5/s.

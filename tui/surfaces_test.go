@@ -2,7 +2,6 @@ package tui
 
 import (
 	"encoding/json"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -188,16 +187,7 @@ func TestHistoryAndContinuationReference(t *testing.T) {
 		StartedAt: end.Add(-time.Minute), EndedAt: &end,
 		Result: &store.MetaResult{Status: "error", Summary: "Half done " + hostile, Artifacts: []string{"x.go"}},
 		Error:  &store.MetaError{Kind: "llm_unavailable", Message: "Provider down " + hostile, Detail: json.RawMessage(`{"status":503}`)}}
-	dir, err := ws.RunDir(meta.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.WriteMeta(meta); err != nil {
-		t.Fatal(err)
-	}
+	writeMeta(t, ws, meta)
 	m := New(fs, Options{Labels: seedLabels(t), NoAnimation: true})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
 	m.Update(keyMsg("H"))

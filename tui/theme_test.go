@@ -128,6 +128,18 @@ func themedConsole(t testing.TB, evs []event.Event, w, h int, th string) (*Model
 	return m, fs
 }
 
+// liveMarkdown is an 80×24 console in theme th over the live demo, with
+// themedReply streaming into the live pane.
+func liveMarkdown(t *testing.T, th string) *Model {
+	t.Helper()
+	fs := newFakeSession(t, liveDemo(t))
+	p := termenv.ANSI256
+	m := New(fs, Options{Labels: seedLabels(t), NoAnimation: true, Theme: th, Profile: &p})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(eventsMsg{deltas(t, "coder-1-3", themedReply, 7)})
+	return m
+}
+
 // A reply without a code block: chroma, which colours code blocks, picks
 // between equally close palette colours at random.
 const themedReply = "## The fix\n\nI read the plan. **One small change** fixes it, in `lib/slugify.sh`:\n\n" +
@@ -151,45 +163,38 @@ func TestLightThemeScreens(t *testing.T) {
 		return out
 	}
 	lightColours, darkColours := colours(light), colours(dark)
+	// after is the light console over evs once ks are pressed; withChanges
+	// is the demo's once its result card has loaded, with the demo's
+	// changes, and ks are pressed.
+	after := func(evs []event.Event, ks ...string) func(t *testing.T) *Model {
+		return func(t *testing.T) *Model {
+			m, _ := themedConsole(t, evs, 80, 24, ThemeLight)
+			press(m, keys(ks...)...)
+			return m
+		}
+	}
+	withChanges := func(ks ...string) func(t *testing.T) *Model {
+		return func(t *testing.T) *Model {
+			m, fs := themedConsole(t, demo, 80, 24, ThemeLight)
+			fs.changes = demoChanges()
+			loadCard(m)
+			press(m, keys(ks...)...)
+			return m
+		}
+	}
+	asked := until(demo, event.HumanAnswer)
 	views := []struct {
 		name  string
 		build func(t *testing.T) *Model
 		// want is text the view shows in a light tone.
 		want []string
 	}{
-		{"flow", func(t *testing.T) *Model {
-			m, _ := themedConsole(t, demo, 80, 24, ThemeLight)
-			press(m, keys("esc")...)
-			return m
-		}, nil},
-		{"sequence", func(t *testing.T) *Model {
-			m, _ := themedConsole(t, demo, 80, 24, ThemeLight)
-			press(m, keys("esc", "tab")...)
-			return m
-		}, nil},
-		{"question", func(t *testing.T) *Model {
-			m, _ := themedConsole(t, until(demo, event.HumanAnswer), 80, 24, ThemeLight)
-			return m
-		}, nil},
-		{"question_banner", func(t *testing.T) *Model {
-			m, _ := themedConsole(t, until(demo, event.HumanAnswer), 80, 24, ThemeLight)
-			press(m, keys("esc")...)
-			return m
-		}, []string{light.Render(toneBanner, "❓ A question is waiting for you: press a to answer.")}},
-		{"result_changes", func(t *testing.T) *Model {
-			m, fs := themedConsole(t, demo, 80, 24, ThemeLight)
-			fs.changes = demoChanges()
-			loadCard(m)
-			press(m, keys("G")...)
-			return m
-		}, []string{light.Render(toneOK, "+40"), light.Render(toneErr, "−40")}},
-		{"diff", func(t *testing.T) *Model {
-			m, fs := themedConsole(t, demo, 80, 24, ThemeLight)
-			fs.changes = demoChanges()
-			loadCard(m)
-			press(m, keys("w")...)
-			return m
-		}, nil},
+		{"flow", after(demo, "esc"), nil},
+		{"sequence", after(demo, "esc", "tab"), nil},
+		{"question", after(asked), nil},
+		{"question_banner", after(asked, "esc"), []string{light.Render(toneBanner, "❓ A question is waiting for you: press a to answer.")}},
+		{"result_changes", withChanges("G"), []string{light.Render(toneOK, "+40"), light.Render(toneErr, "−40")}},
+		{"diff", withChanges("w"), nil},
 		{"transcript_search", func(t *testing.T) *Model {
 			m, fs := themedConsole(t, demo, 80, 24, ThemeLight)
 			writeRun(t, fs.ws, &store.Meta{RunID: "run-20261201-104723", Task: "T", Status: "success", StartedAt: demo[0].Timestamp}, demo)
@@ -199,19 +204,8 @@ func TestLightThemeScreens(t *testing.T) {
 			press(m, keyMsg("slug"), keyMsg("enter"), keyMsg("n"))
 			return m
 		}, []string{light.Render(toneCurrentMatch, "slug")}},
-		{"queue", func(t *testing.T) *Model {
-			m, _ := themedConsole(t, demo, 80, 24, ThemeLight)
-			press(m, keys("esc", "4")...)
-			return m
-		}, nil},
-		{"live_markdown", func(t *testing.T) *Model {
-			fs := newFakeSession(t, liveDemo(t))
-			p := termenv.ANSI256
-			m := New(fs, Options{Labels: seedLabels(t), NoAnimation: true, Theme: ThemeLight, Profile: &p})
-			m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-			m.Update(eventsMsg{deltas(t, "coder-1-3", themedReply, 7)})
-			return m
-		}, nil},
+		{"queue", after(demo, "esc", "4"), nil},
+		{"live_markdown", func(t *testing.T) *Model { return liveMarkdown(t, ThemeLight) }, nil},
 	}
 	for _, v := range views {
 		t.Run(v.name, func(t *testing.T) {
@@ -242,12 +236,7 @@ func TestLightThemeScreens(t *testing.T) {
 func TestMarkdownFollowsTheme(t *testing.T) {
 	frames := map[string]string{}
 	for _, th := range []string{ThemeDark, ThemeLight} {
-		fs := newFakeSession(t, liveDemo(t))
-		p := termenv.ANSI256
-		m := New(fs, Options{Labels: seedLabels(t), NoAnimation: true, Theme: th, Profile: &p})
-		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-		m.Update(eventsMsg{deltas(t, "coder-1-3", themedReply, 7)})
-		frames[th] = m.View()
+		frames[th] = liveMarkdown(t, th).View()
 	}
 	// glamour's styles differ in their text colour: dark draws text 252,
 	// light 234.

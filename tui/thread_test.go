@@ -15,8 +15,8 @@ import (
 	"github.com/guildhall/guildhall/store"
 )
 
-// writeRun puts a run's meta.json and log.jsonl on disk.
-func writeRun(t *testing.T, ws store.Workspace, meta *store.Meta, events []event.Event) {
+// writeMeta puts a run's folder and its meta.json on disk.
+func writeMeta(t *testing.T, ws store.Workspace, meta *store.Meta) {
 	t.Helper()
 	dir, err := ws.RunDir(meta.RunID)
 	if err != nil {
@@ -28,6 +28,12 @@ func writeRun(t *testing.T, ws store.Workspace, meta *store.Meta, events []event
 	if err := ws.WriteMeta(meta); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeRun puts a run's meta.json and log.jsonl on disk.
+func writeRun(t *testing.T, ws store.Workspace, meta *store.Meta, events []event.Event) {
+	t.Helper()
+	writeMeta(t, ws, meta)
 	var b strings.Builder
 	for _, e := range events {
 		line, err := json.Marshal(e)
