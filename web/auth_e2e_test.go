@@ -117,6 +117,25 @@ func TestBrowserTokenBecomesAnHttpOnlyCookie(t *testing.T) {
 	stranger.Close() // its own console errors are the expected 401s
 }
 
+// otherSite serves the HTML page(r) answers every request with on a fresh
+// loopback port, until the test ends, and returns its host:port: a site
+// other than the console's, on this machine.
+func otherSite(t *testing.T, page func(r *http.Request) string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := page(r)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
 // TestBrowserLinkFromAnotherSite: the operator follows the printed URL from
 // a page of another site (a chat, a wiki). The cookie is SameSite=Strict,
 // which a browser withholds on a cross-site navigation and its redirects,
@@ -130,21 +149,13 @@ func TestBrowserLinkFromAnotherSite(t *testing.T) {
 	base, _, _ := strings.Cut(url, "?")
 
 	// localhost and 127.0.0.1 are different sites to the browser.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, otherPort, _ := net.SplitHostPort(ln.Addr().String())
-	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, otherPort, _ := net.SplitHostPort(otherSite(t, func(r *http.Request) string {
 		target := base
 		if r.URL.Path == "/with-token" {
 			target = url
 		}
-		fmt.Fprintf(w, `<!doctype html><a id="go" href="%s">the console</a>`, target)
-	})}
-	go func() { _ = other.Serve(ln) }()
-	defer other.Close()
+		return fmt.Sprintf(`<!doctype html><a id="go" href="%s">the console</a>`, target)
+	}))
 
 	for _, tc := range []struct {
 		from   string
@@ -189,19 +200,11 @@ func TestBrowserCookieStaysWithItsPrefix(t *testing.T) {
 	_, url, token := demoServerToken(t, ctx)
 	base, _, _ := strings.Cut(url, "?")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostile := "http://" + ln.Addr().String()
 	got := make(chan string, 64) // the Cookie headers the hostile server saw, by path
-	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hostile := "http://" + otherSite(t, func(r *http.Request) string {
 		got <- r.URL.Path + " " + r.Header.Get("Cookie")
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><title>hostile</title><img src="/s/guess/pixel.png"><p>hello</p>`)
-	})}
-	go func() { _ = other.Serve(ln) }()
-	defer other.Close()
+		return `<!doctype html><title>hostile</title><img src="/s/guess/pixel.png"><p>hello</p>`
+	})
 
 	page := webtest.OpenPage(t, browser, time.Minute)
 	defer page.Close()

@@ -275,11 +275,7 @@ func TestFirstVisitQueryTokensOnThePageOnly(t *testing.T) {
 	}
 	for name, target := range refused {
 		req, _ := http.NewRequest("GET", strings.TrimSuffix(ls.base, "/")+target, nil)
-		res, err := noFollow.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
+		res := sent(t, noFollow, req)
 		if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 {
 			t.Errorf("%s (%s): %d, cookies %v; want 401 and none", name, target, res.StatusCode, res.Cookies())
 		}
@@ -466,12 +462,7 @@ func TestUnboundHandlerRequiresTheToken(t *testing.T) {
 		if dress != nil {
 			dress(req)
 		}
-		res, err := noFollow.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 401 {
+		if res := sent(t, noFollow, req); res.StatusCode != 401 {
 			t.Errorf("unbound handler answered %d without the token", res.StatusCode)
 		}
 	}
@@ -480,12 +471,7 @@ func TestUnboundHandlerRequiresTheToken(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", ts.http.URL+"/api/questions", nil)
 	req.AddCookie(&http.Cookie{Name: cookieName(u.Port()), Value: ts.srv.Token()})
-	res, err := noFollow.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
+	if res := sent(t, noFollow, req); res.StatusCode != 200 {
 		t.Errorf("the port's cookie on the unbound handler: %d", res.StatusCode)
 	}
 }

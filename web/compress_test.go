@@ -14,14 +14,28 @@ import (
 	"github.com/guildhall/guildhall/runner/event"
 )
 
-// rawGet asks for path with the given Accept-Encoding and does not
-// decompress the answer (Go's client would, and hide the header).
+// rawGet asks for path with the given Accept-Encoding and reads the
+// answer whole, as rawDo leaves it.
 func rawGet(t *testing.T, ts *testServer, path, accept string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest("GET", ts.http.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	res := rawDo(t, ts, req, accept)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, raw
+}
+
+// rawDo sends req with the server's token and the given Accept-Encoding,
+// and does not decompress the answer (Go's client would, and hide the
+// header).
+func rawDo(t *testing.T, ts *testServer, req *http.Request, accept string) *http.Response {
+	t.Helper()
 	if accept != "" {
 		req.Header.Set("Accept-Encoding", accept)
 	}
@@ -31,12 +45,7 @@ func rawGet(t *testing.T, ts *testServer, path, accept string) (*http.Response, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, raw
+	return res
 }
 
 func gunzip(t *testing.T, b []byte) []byte {
@@ -100,13 +109,7 @@ func TestEventStreamIsNotCompressed(t *testing.T) {
 	defer cancel()
 	// Not rawGet: the stream never ends, so its body cannot be read whole.
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.http.URL+"/api/events", nil)
-	req.Header.Set("Accept-Encoding", "gzip")
-	ts.authorize(req)
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := rawDo(t, ts, req, "gzip")
 	defer res.Body.Close()
 	if res.Header.Get("Content-Encoding") != "" {
 		t.Fatalf("the event stream is sent with Content-Encoding %q", res.Header.Get("Content-Encoding"))

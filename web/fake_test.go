@@ -265,6 +265,26 @@ func (ts *testServer) do(method, path string, body any, out any) *http.Response 
 	return res
 }
 
+// sent sends req with c and closes the answer's body unread, for a test
+// that looks only at the status and the headers.
+func sent(t testing.TB, c *http.Client, req *http.Request) *http.Response {
+	t.Helper()
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+// startRun starts a run of task through POST /api/runs and returns its id.
+func (ts *testServer) startRun(task string) string {
+	ts.t.Helper()
+	var created map[string]string
+	ts.do("POST", "/api/runs", map[string]string{"task": task}, &created)
+	return created["runId"]
+}
+
 // authorize adds the server's access token, as a programmatic client does.
 func (ts *testServer) authorize(req *http.Request) {
 	req.Header.Set("Authorization", "Bearer "+ts.srv.Token())

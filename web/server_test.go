@@ -82,12 +82,7 @@ func TestSettingsValidateStrictly(t *testing.T) {
 	req, _ := http.NewRequest("PUT", ts.http.URL+"/api/settings", strings.NewReader(`{"effort":"quick"}`))
 	req.Header.Set("Content-Type", "text/plain")
 	ts.authorize(req)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnsupportedMediaType {
+	if res := sent(t, http.DefaultClient, req); res.StatusCode != http.StatusUnsupportedMediaType {
 		t.Errorf("text/plain body: %d", res.StatusCode)
 	}
 }
@@ -314,9 +309,7 @@ func TestOperatorControls(t *testing.T) {
 	ts := newTestServer(t)
 	ts.wantError("POST", "/api/runs/run-20250101-000000/interrupt", map[string]string{"kind": "inquiry", "message": "why?"}, 409, "run_not_active")
 	ts.wantError("POST", "/api/runs/run-20250101-000000/pause", nil, 409, "run_not_active")
-	var created map[string]string
-	ts.do("POST", "/api/runs", map[string]string{"task": "go"}, &created)
-	id := created["runId"]
+	id := ts.startRun("go")
 	var ok map[string]bool
 	if res := ts.do("POST", "/api/runs/"+id+"/interrupt", map[string]string{"kind": "plan_modification", "message": "Use Rust"}, &ok); res.StatusCode != 202 || !ok["ok"] {
 		t.Fatalf("interrupt: %d", res.StatusCode)
@@ -365,9 +358,7 @@ func TestUnknownRoutesAnswerJSON(t *testing.T) {
 // details on request.
 func TestFlowDeltaAfterOneEvent(t *testing.T) {
 	ts := newTestServer(t)
-	var created map[string]string
-	ts.do("POST", "/api/runs", map[string]string{"task": "go"}, &created)
-	id := created["runId"]
+	id := ts.startRun("go")
 	s := ts.sess
 	s.Emit(t, event.RunStarted, event.RunStartedPayload{RunID: id, Task: "go", Effort: "standard", EntryRole: "orchestrator", Model: "secret-model"})
 	s.Emit(t, event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "go"})
@@ -408,9 +399,7 @@ func TestFlowDeltaAfterOneEvent(t *testing.T) {
 
 func TestEventStream(t *testing.T) {
 	ts := newTestServer(t)
-	var created map[string]string
-	ts.do("POST", "/api/runs", map[string]string{"task": "go"}, &created)
-	id := created["runId"]
+	id := ts.startRun("go")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.http.URL+"/api/events", nil)
@@ -470,12 +459,7 @@ func TestGuardRejectsForeignHostsAndOrigins(t *testing.T) {
 			req.Header.Set(k, v)
 		}
 		ts.authorize(req)
-		res, err := ts.http.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res
+		return sent(t, ts.http.Client(), req)
 	}
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.http.URL, "http://"))
 	for _, host := range []string{"evil.example:" + port, "evil.example", "evil.example:19000", "192.168.1.20:" + port,

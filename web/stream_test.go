@@ -129,32 +129,17 @@ func TestStreamRefusesBadCursors(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, ts.http.URL+"/api/stream", nil)
 		ts.authorize(req)
 		req.Header.Set("Last-Event-ID", c)
-		res, err := ts.http.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusBadRequest {
+		if res := sent(t, ts.http.Client(), req); res.StatusCode != http.StatusBadRequest {
 			t.Errorf("cursor %q: %d, want 400", c, res.StatusCode)
 		}
 	}
 	req, _ := http.NewRequest(http.MethodGet, ts.http.URL+"/api/stream?after=run-20250101-000000%1B:1", nil)
 	ts.authorize(req)
-	res, err := ts.http.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusBadRequest {
+	if res := sent(t, ts.http.Client(), req); res.StatusCode != http.StatusBadRequest {
 		t.Errorf("?after with an escape: %d, want 400", res.StatusCode)
 	}
 	req, _ = http.NewRequest(http.MethodGet, ts.http.URL+"/api/stream", nil)
-	res, err = ts.http.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
+	if res := sent(t, ts.http.Client(), req); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no token: %d, want 401", res.StatusCode)
 	}
 }

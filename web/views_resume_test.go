@@ -129,6 +129,18 @@ func newLoggedRun(t *testing.T) (ws store.Workspace, id, path string, lw *store.
 	return ws, id, path, lw
 }
 
+// readingRun adds, through add, the events of run id: its start, and an
+// orchestrator that reads a file n times.
+func readingRun(id string, n int, add func(event.Type, any)) {
+	add(event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
+	add(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "t"})
+	for i := range n {
+		cid := "c" + strconv.Itoa(i)
+		add(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Arguments: `{"path":"a"}`})
+		add(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Kind: "success", Result: json.RawMessage(`{"kind":"success"}`)})
+	}
+}
+
 // t0 is when the runs of these tests start.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -155,19 +167,8 @@ func envelopeOf(t *testing.T, v *runView) string {
 // Requests that arrive together for a past run share one build of its
 // view, instead of each reading the whole log.
 func TestConcurrentRequestsShareOneBuild(t *testing.T) {
-	dir := t.TempDir()
-	ws := store.Workspace{Dir: dir}
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	id, err := ws.CreateRun(t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, _ := ws.LogPath(id)
-	lw, err := store.OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendEvent := func(typ event.Type, p any) {
+	ws, id, _, lw := newLoggedRun(t)
+	readingRun(id, 20000, func(typ event.Type, p any) {
 		e, err := event.New(t0, typ, p)
 		if err != nil {
 			t.Fatal(err)
@@ -175,14 +176,7 @@ func TestConcurrentRequestsShareOneBuild(t *testing.T) {
 		if _, err := lw.Append(e.AppendJSON(nil)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	appendEvent(event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
-	appendEvent(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "t"})
-	for i := range 20000 {
-		call := "c" + strconv.Itoa(i)
-		appendEvent(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: call, Arguments: `{"path":"a"}`})
-		appendEvent(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: call, Kind: "success", Result: json.RawMessage(`{"kind":"success"}`)})
-	}
+	})
 	if err := lw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -230,13 +224,7 @@ func TestStartedRunIsFoldedOnlyOnceSomeoneAsks(t *testing.T) {
 		n++
 		c.applyLive(e) // appended, then published, as the runner does
 	}
-	emit(event.RunStarted, event.RunStartedPayload{RunID: id, Task: "t", EntryRole: "orchestrator"})
-	emit(event.RoleStart, event.RoleStartPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Task: "t"})
-	for i := range 3 {
-		cid := "c" + strconv.Itoa(i)
-		emit(event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Arguments: `{"path":"a"}`})
-		emit(event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: cid, Kind: "success", Result: json.RawMessage(`{"kind":"success"}`)})
-	}
+	readingRun(id, 3, emit)
 	if c.liveID() != id {
 		t.Fatalf("the live run is %q, want %s", c.liveID(), id)
 	}
