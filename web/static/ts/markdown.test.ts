@@ -7,18 +7,13 @@
 // TestBrowserSuites (web/webtest).
 
 import { test, assert, assertEqual, mount } from "./testing.js";
-import { assertSafe, installSentinel } from "./testing-invariants.js";
+import { installSentinel } from "./testing-invariants.js";
+import { checkedRenderer } from "./testing-markdown.js";
 import { renderMarkdown, markdownToSafe } from "./markdown-render.js";
 import { sanitize, safeHref, safeClass, type SafeNode } from "./markdown.js";
 
 const executed = installSentinel();
-
-async function render(md: string): Promise<HTMLElement> {
-  const root = await mount(renderMarkdown(md));
-  assertSafe(root, JSON.stringify(md));
-  assertEqual(executed(), [], "no script ran");
-  return root;
-}
+const render = checkedRenderer(executed);
 
 function hrefs(root: Element): (string | null)[] {
   return Array.from(root.querySelectorAll("a")).map((a) => a.getAttribute("href"));

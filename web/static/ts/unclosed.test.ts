@@ -6,19 +6,13 @@
 // renderMarkdown into a live element and is checked against the allowlist
 // invariants and the script sentinel, then for the text after the tag.
 
-import { test, assert, assertEqual, mount } from "./testing.js";
-import { assertSafe, installSentinel } from "./testing-invariants.js";
-import { renderMarkdown } from "./markdown-render.js";
+import { test, assert, assertEqual } from "./testing.js";
+import { installSentinel } from "./testing-invariants.js";
+import { checkedRenderer } from "./testing-markdown.js";
 import { tokenize } from "./html-repair.js";
 
 const executed = installSentinel();
-
-async function render(md: string): Promise<HTMLElement> {
-  const root = await mount(renderMarkdown(md));
-  assertSafe(root, JSON.stringify(md));
-  assertEqual(executed(), [], "no script ran");
-  return root;
-}
+const render = checkedRenderer(executed);
 
 function visible(root: HTMLElement, s: string): boolean {
   return (root.textContent ?? "").includes(s);
