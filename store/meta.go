@@ -422,15 +422,7 @@ func (w Workspace) RemovePauseMarker(id string) error {
 	if err != nil {
 		return err
 	}
-	d, err := openRecordsDir(dir, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("remove pause marker of %s: %w", id, err)
-	}
-	defer d.close()
-	if err := d.remove(PauseFile); err != nil {
+	if err := removeRecord(filepath.Join(dir, PauseFile)); err != nil {
 		return fmt.Errorf("remove pause marker of %s: %w", id, err)
 	}
 	return nil

@@ -353,6 +353,21 @@ func (d *dirHandle) remove(name string) error {
 	return nil
 }
 
+// removeRecord removes the record at path, the folders from
+// .orchestration down opened without following a link. A missing record,
+// or a missing folder on the way, is not an error.
+func removeRecord(path string) error {
+	d, err := openRecordsDir(filepath.Dir(path), false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return d.remove(filepath.Base(path))
+}
+
 // ReadRecord reads the record at path: the folders from .orchestration
 // down are opened without following a link, the file must be a regular
 // file (a link, FIFO or device is never opened), and one larger than limit

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -262,13 +261,5 @@ func (w Workspace) DropContent(id, sum string) error {
 	if err != nil {
 		return err
 	}
-	d, err := openRecordsDir(dir, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer d.close()
-	return d.remove(sum)
+	return removeRecord(filepath.Join(dir, sum))
 }
