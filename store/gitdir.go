@@ -283,20 +283,28 @@ func canonicalGitDir(ws, p, what string) (string, error) {
 // readPointer reads a small regular file through root, without blocking on
 // a FIFO and without leaving the root.
 func readPointer(root *os.Root, name string) ([]byte, error) {
+	return readSmallFile(root, name, gitPointerMax, "it cannot be opened inside the workspace", fmt.Sprintf("%d bytes", gitPointerMax))
+}
+
+// readSmallFile reads name through root: a regular file (a FIFO is opened
+// without blocking, then refused) of at most limit bytes, which limitText
+// says. Each error completes a sentence about the file, starting "it";
+// cannotOpen is the one for a file that cannot be opened.
+func readSmallFile(root *os.Root, name string, limit int, cannotOpen, limitText string) ([]byte, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
-		return nil, errors.New("it cannot be opened inside the workspace")
+		return nil, errors.New(cannotOpen)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, errors.New("it is not a regular file")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, gitPointerMax+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, errors.New("it cannot be read")
 	}
-	if len(b) > gitPointerMax {
-		return nil, fmt.Errorf("it is larger than %d bytes", gitPointerMax)
+	if len(b) > limit {
+		return nil, errors.New("it is larger than " + limitText)
 	}
 	return b, nil
 }

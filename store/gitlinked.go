@@ -12,8 +12,6 @@ package store
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -160,22 +158,7 @@ func isGitDir(root *os.Root) bool {
 
 // readConfigFile reads dir's config, a small regular file.
 func readConfigFile(g *os.Root) ([]byte, error) {
-	f, err := g.OpenFile("config", os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return nil, errors.New("it cannot be opened")
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("it is not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, gitConfigMax+1))
-	if err != nil {
-		return nil, errors.New("it cannot be read")
-	}
-	if len(b) > gitConfigMax {
-		return nil, errors.New("it is larger than 64 KiB")
-	}
-	return b, nil
+	return readSmallFile(g, "config", gitConfigMax, "it cannot be opened", "64 KiB")
 }
 
 // coreWorktree finds core.worktree in a config file the way git writes it
