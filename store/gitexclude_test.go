@@ -67,6 +67,15 @@ func (x *excludeTrap) link(target, rel string) {
 	}
 }
 
+// fifo makes a FIFO at rel, and the folders above it.
+func (x *excludeTrap) fifo(rel string) {
+	x.t.Helper()
+	x.mkdir(filepath.Dir(rel))
+	if err := syscall.Mkfifo(x.path(rel), 0o644); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
 func (x *excludeTrap) sums() map[string]string {
 	x.t.Helper()
 	sums, err := treesum.Of(x.outside)
@@ -143,11 +152,7 @@ func TestGitExcludeNeverLeavesTheWorkspace(t *testing.T) {
 		{".git file too large", func(x *excludeTrap) {
 			x.write("ws/.git", "gitdir: "+strings.Repeat("a/", 8<<10)+"\n", 0o644)
 		}, skip, "larger than", ""},
-		{".git FIFO", func(x *excludeTrap) {
-			if err := syscall.Mkfifo(x.path("ws/.git"), 0o644); err != nil {
-				x.t.Fatal(err)
-			}
-		}, skip, "neither a directory nor a gitdir file", ""},
+		{".git FIFO", func(x *excludeTrap) { x.fifo("ws/.git") }, skip, "neither a directory nor a gitdir file", ""},
 		{".git link to an outside .git file", func(x *excludeTrap) {
 			x.write("outside/gitfile", "gitdir: "+x.path("outside/repo/.git")+"\n", 0o644)
 			x.link(x.path("outside/gitfile"), "ws/.git")
@@ -163,12 +168,7 @@ func TestGitExcludeNeverLeavesTheWorkspace(t *testing.T) {
 			x.mkdir("ws/.git")
 			x.link(x.path("outside/cd"), "ws/.git/commondir")
 		}, skip, "commondir file is a symbolic link", ""},
-		{"commondir FIFO", func(x *excludeTrap) {
-			x.mkdir("ws/.git")
-			if err := syscall.Mkfifo(x.path("ws/.git/commondir"), 0o644); err != nil {
-				x.t.Fatal(err)
-			}
-		}, skip, "not a regular file", ""},
+		{"commondir FIFO", func(x *excludeTrap) { x.fifo("ws/.git/commondir") }, skip, "not a regular file", ""},
 		{"info link outside", func(x *excludeTrap) {
 			x.mkdir("ws/.git")
 			x.link(x.path("outside/repo/.git/info"), "ws/.git/info")
@@ -205,12 +205,7 @@ func TestGitExcludeNeverLeavesTheWorkspace(t *testing.T) {
 				x.t.Fatal(err)
 			}
 		}, skip, "hard links", ""},
-		{"exclude FIFO", func(x *excludeTrap) {
-			x.mkdir("ws/.git/info")
-			if err := syscall.Mkfifo(x.path("ws/.git/info/exclude"), 0o644); err != nil {
-				x.t.Fatal(err)
-			}
-		}, skip, "not a regular file", ""},
+		{"exclude FIFO", func(x *excludeTrap) { x.fifo("ws/.git/info/exclude") }, skip, "not a regular file", ""},
 		{"exclude directory", func(x *excludeTrap) { x.mkdir("ws/.git/info/exclude") }, skip, "not a regular file", ""},
 		{"exclude huge", func(x *excludeTrap) {
 			x.write("ws/.git/info/exclude", strings.Repeat("#\n", 600<<10), 0o644)

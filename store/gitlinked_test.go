@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -161,13 +160,10 @@ func TestResolveLinkedRefusesHostilePointers(t *testing.T) {
 			return f.ws
 		}, "names a directory that does not exist"},
 		{"worktree whose back-pointer is a FIFO", func(f *linkedFixture) string {
-			gd := f.path("main/.git/worktrees/wt/gitdir")
-			if err := os.Remove(gd); err != nil {
+			if err := os.Remove(f.path("main/.git/worktrees/wt/gitdir")); err != nil {
 				t.Fatal(err)
 			}
-			if err := syscall.Mkfifo(gd, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			f.fifo("main/.git/worktrees/wt/gitdir")
 			return f.wt
 		}, "does not hold a path"},
 		{"worktree whose HEAD is a link", func(f *linkedFixture) string {
