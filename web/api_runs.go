@@ -85,7 +85,9 @@ func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // RunSummary is one row of GET /api/runs: the meta fields a list shows and
-// summary.txt (null when there is none).
+// summary.txt (null when there is none). It names those fields again
+// rather than embed store.Meta, so that a field added to the record (a
+// host path, a pid) reaches the API only when it is put here.
 type RunSummary struct {
 	RunID         string            `json:"runId"`
 	Task          string            `json:"task"`
