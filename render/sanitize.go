@@ -25,8 +25,10 @@ import (
 //   - Bidirectional embedding, override, isolate and mark characters are
 //     replaced by a visible placeholder such as ⟪U+202E⟫. Obeying them lets
 //     text display in a different order from the one it is stored in.
-//   - Unterminated sequences are removed to the end of the input, as a
-//     terminal would swallow them.
+//   - An unterminated control sequence (CSI) is removed to the end of the
+//     input, as a terminal would swallow it. An unterminated string (OSC,
+//     DCS, SOS, PM, APC) loses only its introducer and its body is shown as
+//     text: one stray ESC must not hide the rest of a message (skipControl).
 //   - Invalid UTF-8 bytes become U+FFFD, so a lone 8-bit 0x9B cannot act as a
 //     CSI on a terminal that reads bytes.
 
