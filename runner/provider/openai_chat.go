@@ -50,7 +50,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -138,18 +137,16 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 	watch.kick()
 
 	var (
-		content, reasoning strings.Builder
-		calls              callAssembler
-		idAt               = map[int64]string{} // last call id seen per index
-		resp               = &Response{}
-		think              thinkSplitter // an inline <think> block
-		sawFinish          bool
-		budget             = newReplyBudget(req.MaxTokens)
+		rep       = newReply(req, onDelta)
+		idAt      = map[int64]string{} // last call id seen per index
+		resp      = &Response{}
+		think     thinkSplitter // an inline <think> block
+		sawFinish bool
 	)
 	var chunk chatStreamChunk
 	for stream.next(&chunk) {
 		watch.kick()
-		if err := budget.spend(chunk.size()); err != nil {
+		if err := rep.budget.spend(chunk.size()); err != nil {
 			return nil, err
 		}
 		if chunk.Model != "" {
@@ -169,23 +166,19 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 			var inline string
 			d.Content, inline = think.feed(d.Content)
 			d.Reasoning += inline
-			content.WriteString(d.Content)
-			reasoning.WriteString(d.Reasoning)
-			if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
-				onDelta(d)
-			}
+			rep.emit(d)
 			for _, tc := range ch.Delta.ToolCalls {
 				key := strconv.FormatInt(tc.Index, 10)
-				c := calls.lookup(key)
+				c := rep.calls.lookup(key)
 				fresh := c == nil || tc.ID != "" && idAt[tc.Index] != "" && tc.ID != idAt[tc.Index]
 				switch {
 				case c == nil:
-					c = calls.get(key)
+					c = rep.calls.get(key)
 				case fresh:
-					c = calls.rekey(key)
+					c = rep.calls.rekey(key)
 				}
 				if fresh {
-					if err := budget.spend(callCost); err != nil {
+					if err := rep.budget.spend(callCost); err != nil {
 						return nil, err
 					}
 				}
@@ -204,13 +197,9 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 			}
 		}
 	}
-	if c, r := think.flush(); c != "" || r != "" {
-		content.WriteString(c)
-		reasoning.WriteString(r)
-		if onDelta != nil {
-			onDelta(Delta{Content: c, Reasoning: r})
-		}
-	}
+	// What the splitter held back while it could still be a <think> tag.
+	content, reasoning := think.flush()
+	rep.emit(Delta{Content: content, Reasoning: reasoning})
 	if err := stream.Err(); err != nil {
 		var se *streamError
 		if errors.As(err, &se) {
@@ -225,15 +214,5 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 	if !sawFinish {
 		return nil, unfinished(ctx, callCtx, "a finish_reason")
 	}
-	toolCalls, err := calls.finish()
-	if err != nil {
-		return nil, err
-	}
-	resp.Content = content.String()
-	resp.Reasoning = reasoning.String()
-	resp.ToolCalls = toolCalls
-	if resp.Usage.TotalTokens == 0 {
-		resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
-	}
-	return resp, nil
+	return rep.finish(resp)
 }

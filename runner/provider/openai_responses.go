@@ -153,19 +153,10 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 	watch.kick()
 
 	var (
-		content, reasoning strings.Builder
-		calls              callAssembler
-		resp               = &Response{}
-		finished           bool
-		budget             = newReplyBudget(req.MaxTokens)
+		rep      = newReply(req, onDelta)
+		resp     = &Response{}
+		finished bool
 	)
-	emit := func(d Delta) {
-		content.WriteString(d.Content)
-		reasoning.WriteString(d.Reasoning)
-		if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
-			onDelta(d)
-		}
-	}
 	// Calls are keyed by item id; events that lack one fall back to the
 	// output index.
 	callKey := func(itemID string, outputIndex int64) string {
@@ -177,16 +168,16 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 	indexKey := map[int64]string{}
 	findCall := func(itemID string, outputIndex int64) *pendingCall {
 		if itemID != "" {
-			if c := calls.lookup("id:" + itemID); c != nil {
+			if c := rep.calls.lookup("id:" + itemID); c != nil {
 				return c
 			}
 		}
 		if k, ok := indexKey[outputIndex]; ok {
-			return calls.lookup(k)
+			return rep.calls.lookup(k)
 		}
 		k := callKey(itemID, outputIndex)
 		indexKey[outputIndex] = k
-		return calls.get(k)
+		return rep.calls.get(k)
 	}
 
 	for !finished && stream.Next() {
@@ -199,10 +190,10 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 		switch ev.Type {
 		case "response.output_text.delta":
 			kept = len(ev.Delta)
-			emit(Delta{Content: ev.Delta})
+			rep.emit(Delta{Content: ev.Delta})
 		case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 			kept = len(ev.Delta)
-			emit(Delta{Reasoning: ev.Delta})
+			rep.emit(Delta{Reasoning: ev.Delta})
 		case "response.output_item.added", "response.output_item.done":
 			if ev.Item.Type != "function_call" {
 				break
@@ -256,7 +247,7 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 		case "error":
 			return nil, classifyStreamError([]byte(ev.RawJSON()))
 		}
-		if err := budget.spend(kept); err != nil {
+		if err := rep.budget.spend(kept); err != nil {
 			return nil, err
 		}
 	}
@@ -270,18 +261,13 @@ func (p *openAIResponses) Complete(ctx context.Context, req Request, onDelta fun
 	if !finished {
 		return nil, unfinished(ctx, callCtx, "response.completed")
 	}
-	toolCalls, err := calls.finish()
+	resp, err := rep.finish(resp)
 	if err != nil {
 		return nil, err
 	}
-	if len(toolCalls) > 0 && resp.FinishReason == "stop" {
+	// The API names no finish reason: a completed reply with calls made them.
+	if len(resp.ToolCalls) > 0 && resp.FinishReason == "stop" {
 		resp.FinishReason = "tool_calls"
-	}
-	resp.Content = content.String()
-	resp.Reasoning = reasoning.String()
-	resp.ToolCalls = toolCalls
-	if resp.Usage.TotalTokens == 0 {
-		resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	}
 	return resp, nil
 }
