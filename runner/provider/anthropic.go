@@ -56,6 +56,7 @@ func NewAnthropic(cfg Config) Provider {
 	if root == "" {
 		root = defaultAnthropicBase
 	}
+	// openAIOptions' options, in this SDK's own option type.
 	opts := []option.RequestOption{
 		option.WithBaseURL(root + "/"),
 		option.WithHTTPClient(cfg.httpClient()),
@@ -198,6 +199,8 @@ func anthropicKept(ev *anthropic.MessageStreamEventUnion) int {
 }
 
 func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	// Opened and ended as openAIResponses.Complete is, but this SDK's
+	// stream and error types are its own.
 	callCtx, watch := watchIdle(ctx, p.cfg.RequestTimeout)
 	defer watch.stop()
 
@@ -209,20 +212,18 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 	watch.kick()
 
 	var (
-		content, reasoning            strings.Builder
-		calls                         callAssembler
+		rep                           = newReply(req, onDelta)
 		resp                          = &Response{}
 		stopped                       bool
 		input, cacheRead, cacheCreate int64
 		output                        int64
 		initialInput                  = map[string]string{}
-		budget                        = newReplyBudget(req.MaxTokens)
 	)
 	for !stopped && stream.Next() {
 		watch.kick()
 		ev := stream.Current()
 		key := strconv.FormatInt(ev.Index, 10)
-		if err := budget.spend(anthropicKept(&ev)); err != nil {
+		if err := rep.budget.spend(anthropicKept(&ev)); err != nil {
 			return nil, err
 		}
 		switch ev.Type {
@@ -232,7 +233,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 			input, cacheRead, cacheCreate, output = u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" {
-				c := calls.get(key)
+				c := rep.calls.get(key)
 				c.id, c.name = ev.ContentBlock.ID, ev.ContentBlock.Name
 				if raw := ev.ContentBlock.JSON.Input.Raw(); raw != "" && raw != "null" && raw != "{}" {
 					initialInput[key] = raw
@@ -241,22 +242,16 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 		case "content_block_delta":
 			switch ev.Delta.Type {
 			case "text_delta":
-				content.WriteString(ev.Delta.Text)
-				if onDelta != nil && ev.Delta.Text != "" {
-					onDelta(Delta{Content: ev.Delta.Text})
-				}
+				rep.emit(Delta{Content: ev.Delta.Text})
 			case "thinking_delta":
-				reasoning.WriteString(ev.Delta.Thinking)
-				if onDelta != nil && ev.Delta.Thinking != "" {
-					onDelta(Delta{Reasoning: ev.Delta.Thinking})
-				}
+				rep.emit(Delta{Reasoning: ev.Delta.Thinking})
 			case "input_json_delta":
-				if c := calls.lookup(key); c != nil {
+				if c := rep.calls.lookup(key); c != nil {
 					c.args.WriteString(ev.Delta.PartialJSON)
 				}
 			}
 		case "content_block_stop":
-			if c := calls.lookup(key); c != nil && c.args.Len() == 0 {
+			if c := rep.calls.lookup(key); c != nil && c.args.Len() == 0 {
 				if raw, ok := initialInput[key]; ok {
 					c.args.WriteString(raw)
 				}
@@ -292,10 +287,6 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 	if !stopped {
 		return nil, unfinished(ctx, callCtx, "message_stop")
 	}
-	toolCalls, err := calls.finish()
-	if err != nil {
-		return nil, err
-	}
 	prompt := input + cacheRead + cacheCreate
 	resp.Usage = Usage{
 		PromptTokens:       int(prompt),
@@ -307,8 +298,5 @@ func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta f
 		EvaluatedPromptTokens: int(input + cacheCreate),
 		PromptCacheReported:   true,
 	}
-	resp.Content = content.String()
-	resp.Reasoning = reasoning.String()
-	resp.ToolCalls = toolCalls
-	return resp, nil
+	return rep.finish(resp)
 }
