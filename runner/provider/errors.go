@@ -124,14 +124,19 @@ func classifyStreamError(data []byte) *Error {
 
 // boundBody returns at most MaxBodyBytes of body, cut on a rune boundary.
 func boundBody(body []byte) string {
-	if len(body) <= MaxBodyBytes {
-		return string(body)
+	return string(body[:runeCut(body, MaxBodyBytes)])
+}
+
+// runeCut is the length of the longest prefix of s that has at most n bytes
+// and does not split a rune.
+func runeCut[T string | []byte](s T, n int) int {
+	if len(s) <= n {
+		return len(s)
 	}
-	cut := MaxBodyBytes
-	for cut > 0 && !utf8.RuneStart(body[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return string(body[:cut])
+	return n
 }
 
 // errorMessage extracts the human message from the error bodies servers
@@ -178,15 +183,12 @@ func errorMessage(body []byte) string {
 	return clip(s, 500)
 }
 
+// clip cuts s to at most n bytes on a rune boundary, marking a cut with "…".
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return s[:runeCut(s, n)] + "…"
 }
 
 // contextMarkers are lower-case fragments that mark a context-length

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // ScriptBranch is an alternative conversation for one role instance: what
@@ -225,24 +224,12 @@ func matchAny(re *regexp.Regexp, texts []string, caps map[string]string) bool {
 		}
 		for i, name := range re.SubexpNames() {
 			if name != "" && i < len(m) {
-				caps[name] = capCapture(strings.TrimSpace(m[i]))
+				caps[name] = clip(strings.TrimSpace(m[i]), MaxScriptCapture)
 			}
 		}
 		return true
 	}
 	return false
-}
-
-// capCapture cuts s to MaxScriptCapture bytes on a rune boundary.
-func capCapture(s string) string {
-	if len(s) <= MaxScriptCapture {
-		return s
-	}
-	n := MaxScriptCapture
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func findBranch(bs []branch, name string) *branch {
