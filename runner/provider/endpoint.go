@@ -37,18 +37,22 @@ type Described interface {
 }
 
 func (p *openAIChat) Endpoint() Endpoint {
-	return Endpoint{Provider: "openai", BaseURL: redactURL(p.base), ModelsURL: redactURL(p.base) + "/models",
-		CallURL: redactURL(p.base) + "/chat/completions", KeySent: p.cfg.APIKey != ""}
+	return endpointAt("openai", p.base, "/models", "/chat/completions", p.cfg)
 }
 
 func (p *openAIResponses) Endpoint() Endpoint {
-	return Endpoint{Provider: "openai-responses", BaseURL: redactURL(p.base), ModelsURL: redactURL(p.base) + "/models",
-		CallURL: redactURL(p.base) + "/responses", KeySent: p.cfg.APIKey != ""}
+	return endpointAt("openai-responses", p.base, "/models", "/responses", p.cfg)
 }
 
 func (p *anthropicProvider) Endpoint() Endpoint {
-	return Endpoint{Provider: "anthropic", BaseURL: redactURL(p.root), ModelsURL: redactURL(p.root) + "/v1/models",
-		CallURL: redactURL(p.root) + "/v1/messages", KeySent: p.cfg.APIKey != ""}
+	return endpointAt("anthropic", p.root, "/v1/models", "/v1/messages", p.cfg)
+}
+
+// endpointAt is the Endpoint of a provider whose probe and calls go to
+// the paths models and call below base.
+func endpointAt(provider, base, models, call string, cfg Config) Endpoint {
+	base = redactURL(base)
+	return Endpoint{Provider: provider, BaseURL: base, ModelsURL: base + models, CallURL: base + call, KeySent: cfg.APIKey != ""}
 }
 
 // redactURL drops a URL's user information, which can hold a password.
