@@ -76,6 +76,15 @@ type frame struct {
 	Data  string
 }
 
+// typedEvent is an event as the Responses API and Anthropic send them:
+// named, with the name again as its data's "type" before the body's fields.
+func typedEvent(typ, body string) frame {
+	if body != "" {
+		body = "," + body
+	}
+	return frame{Event: typ, Data: `{"type":"` + typ + `"` + body + `}`}
+}
+
 // writeSSE streams frames, flushing after each so the client sees them
 // arrive separately.
 func writeSSE(w http.ResponseWriter, frames []frame) {
@@ -179,61 +188,47 @@ func chatToolCallStream() []frame {
 
 // ---- Responses API ----
 
-func respEvent(typ, body string) frame {
-	if body != "" {
-		body = "," + body
-	}
-	return frame{Event: typ, Data: `{"type":"` + typ + `"` + body + `}`}
-}
-
 func responsesToolCallStream() []frame {
 	return []frame{
-		respEvent("response.created", `"sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-oss-20b","output":[]}`),
-		respEvent("response.output_item.added", `"sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}`),
-		respEvent("response.reasoning_text.delta", `"sequence_number":2,"item_id":"rs_1","output_index":0,"content_index":0,"delta":"Need to "`),
-		respEvent("response.reasoning_text.delta", `"sequence_number":3,"item_id":"rs_1","output_index":0,"content_index":0,"delta":"read it."`),
-		respEvent("response.output_item.added", `"sequence_number":4,"output_index":1,"item":{"id":"msg_1","type":"message","role":"assistant","status":"in_progress","content":[]}`),
-		respEvent("response.output_text.delta", `"sequence_number":5,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Reading "`),
-		respEvent("response.output_text.delta", `"sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"now."`),
-		respEvent("response.output_item.added", `"sequence_number":7,"output_index":2,"item":{"id":"fc_1","type":"function_call","call_id":"call_xyz","name":"read_file","arguments":"","status":"in_progress"}`),
-		respEvent("response.function_call_arguments.delta", `"sequence_number":8,"item_id":"fc_1","output_index":2,"delta":"{\"path\""`),
-		respEvent("response.function_call_arguments.delta", `"sequence_number":9,"item_id":"fc_1","output_index":2,"delta":": \"main"`),
-		respEvent("response.function_call_arguments.delta", `"sequence_number":10,"item_id":"fc_1","output_index":2,"delta":".go\"}"`),
-		respEvent("response.function_call_arguments.done", `"sequence_number":11,"item_id":"fc_1","output_index":2,"arguments":"{\"path\": \"main.go\"}"`),
-		respEvent("response.output_item.done", `"sequence_number":12,"output_index":2,"item":{"id":"fc_1","type":"function_call","call_id":"call_xyz","name":"read_file","arguments":"{\"path\": \"main.go\"}","status":"completed"}`),
-		respEvent("response.completed", `"sequence_number":13,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-oss-20b","output":[],"usage":{"input_tokens":900,"input_tokens_details":{"cached_tokens":512},"output_tokens":37,"output_tokens_details":{"reasoning_tokens":9},"total_tokens":937}}`),
+		typedEvent("response.created", `"sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-oss-20b","output":[]}`),
+		typedEvent("response.output_item.added", `"sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}`),
+		typedEvent("response.reasoning_text.delta", `"sequence_number":2,"item_id":"rs_1","output_index":0,"content_index":0,"delta":"Need to "`),
+		typedEvent("response.reasoning_text.delta", `"sequence_number":3,"item_id":"rs_1","output_index":0,"content_index":0,"delta":"read it."`),
+		typedEvent("response.output_item.added", `"sequence_number":4,"output_index":1,"item":{"id":"msg_1","type":"message","role":"assistant","status":"in_progress","content":[]}`),
+		typedEvent("response.output_text.delta", `"sequence_number":5,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Reading "`),
+		typedEvent("response.output_text.delta", `"sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"now."`),
+		typedEvent("response.output_item.added", `"sequence_number":7,"output_index":2,"item":{"id":"fc_1","type":"function_call","call_id":"call_xyz","name":"read_file","arguments":"","status":"in_progress"}`),
+		typedEvent("response.function_call_arguments.delta", `"sequence_number":8,"item_id":"fc_1","output_index":2,"delta":"{\"path\""`),
+		typedEvent("response.function_call_arguments.delta", `"sequence_number":9,"item_id":"fc_1","output_index":2,"delta":": \"main"`),
+		typedEvent("response.function_call_arguments.delta", `"sequence_number":10,"item_id":"fc_1","output_index":2,"delta":".go\"}"`),
+		typedEvent("response.function_call_arguments.done", `"sequence_number":11,"item_id":"fc_1","output_index":2,"arguments":"{\"path\": \"main.go\"}"`),
+		typedEvent("response.output_item.done", `"sequence_number":12,"output_index":2,"item":{"id":"fc_1","type":"function_call","call_id":"call_xyz","name":"read_file","arguments":"{\"path\": \"main.go\"}","status":"completed"}`),
+		typedEvent("response.completed", `"sequence_number":13,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-oss-20b","output":[],"usage":{"input_tokens":900,"input_tokens_details":{"cached_tokens":512},"output_tokens":37,"output_tokens_details":{"reasoning_tokens":9},"total_tokens":937}}`),
 	}
 }
 
 // ---- Anthropic Messages ----
 
-func anthEvent(typ, body string) frame {
-	if body != "" {
-		body = "," + body
-	}
-	return frame{Event: typ, Data: `{"type":"` + typ + `"` + body + `}`}
-}
-
 func anthropicToolUseStream() []frame {
 	return []frame{
-		anthEvent("message_start", `"message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":120,"cache_creation_input_tokens":30,"cache_read_input_tokens":2000,"output_tokens":1}}`),
-		anthEvent("content_block_start", `"index":0,"content_block":{"type":"thinking","thinking":"","signature":""}`),
-		anthEvent("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"I should "}`),
-		anthEvent("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"read main.go."}`),
-		anthEvent("content_block_delta", `"index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM"}`),
-		anthEvent("content_block_stop", `"index":0`),
+		typedEvent("message_start", `"message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":120,"cache_creation_input_tokens":30,"cache_read_input_tokens":2000,"output_tokens":1}}`),
+		typedEvent("content_block_start", `"index":0,"content_block":{"type":"thinking","thinking":"","signature":""}`),
+		typedEvent("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"I should "}`),
+		typedEvent("content_block_delta", `"index":0,"delta":{"type":"thinking_delta","thinking":"read main.go."}`),
+		typedEvent("content_block_delta", `"index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM"}`),
+		typedEvent("content_block_stop", `"index":0`),
 		{Event: "ping", Data: `{"type": "ping"}`},
-		anthEvent("content_block_start", `"index":1,"content_block":{"type":"text","text":""}`),
-		anthEvent("content_block_delta", `"index":1,"delta":{"type":"text_delta","text":"Let me "}`),
-		anthEvent("content_block_delta", `"index":1,"delta":{"type":"text_delta","text":"look."}`),
-		anthEvent("content_block_stop", `"index":1`),
-		anthEvent("content_block_start", `"index":2,"content_block":{"type":"tool_use","id":"toolu_01A","name":"read_file","input":{}}`),
-		anthEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":""}`),
-		anthEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\": "}`),
-		anthEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":"\"main"}`),
-		anthEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":".go\"}"}`),
-		anthEvent("content_block_stop", `"index":2`),
-		anthEvent("message_delta", `"delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":58}`),
-		anthEvent("message_stop", ""),
+		typedEvent("content_block_start", `"index":1,"content_block":{"type":"text","text":""}`),
+		typedEvent("content_block_delta", `"index":1,"delta":{"type":"text_delta","text":"Let me "}`),
+		typedEvent("content_block_delta", `"index":1,"delta":{"type":"text_delta","text":"look."}`),
+		typedEvent("content_block_stop", `"index":1`),
+		typedEvent("content_block_start", `"index":2,"content_block":{"type":"tool_use","id":"toolu_01A","name":"read_file","input":{}}`),
+		typedEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":""}`),
+		typedEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\": "}`),
+		typedEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":"\"main"}`),
+		typedEvent("content_block_delta", `"index":2,"delta":{"type":"input_json_delta","partial_json":".go\"}"}`),
+		typedEvent("content_block_stop", `"index":2`),
+		typedEvent("message_delta", `"delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":58}`),
+		typedEvent("message_stop", ""),
 	}
 }

@@ -105,8 +105,8 @@ func TestOpenAIResponsesSendsReasoningOnlyWhenAsked(t *testing.T) {
 
 func TestOpenAIResponsesIncompleteIsALengthFinish(t *testing.T) {
 	f := newFake(t, sseHandler([]frame{
-		respEvent("response.created", `"sequence_number":0,"response":{"id":"resp_2","status":"in_progress","output":[]}`),
-		respEvent("response.incomplete", `"sequence_number":1,"response":{"id":"resp_2","status":"incomplete","model":"m","incomplete_details":{"reason":"max_output_tokens"},"output":[],"usage":{"input_tokens":10,"output_tokens":64,"total_tokens":74}}`),
+		typedEvent("response.created", `"sequence_number":0,"response":{"id":"resp_2","status":"in_progress","output":[]}`),
+		typedEvent("response.incomplete", `"sequence_number":1,"response":{"id":"resp_2","status":"incomplete","model":"m","incomplete_details":{"reason":"max_output_tokens"},"output":[],"usage":{"input_tokens":10,"output_tokens":64,"total_tokens":74}}`),
 	}))
 	resp, err := NewOpenAIResponses(Config{BaseURL: f.URL + "/v1"}).Complete(context.Background(), sampleRequest(), nil)
 	if err != nil {

@@ -76,13 +76,13 @@ func TestEndlessRepliesFailAsMalformed(t *testing.T) {
 	chatDelta := func(d string) string { return "data: " + chatChunk(d, "") + "\n\n" }
 	chatEnd := "data: " + chatChunk(`{}`, "stop") + "\n\ndata: [DONE]\n\n"
 	resp := func(typ, body string) string {
-		f := respEvent(typ, body)
+		f := typedEvent(typ, body)
 		return "event: " + f.Event + "\ndata: " + f.Data + "\n\n"
 	}
 	respHead := resp("response.created", `"sequence_number":0,"response":{"id":"r","object":"response","status":"in_progress","model":"m","output":[]}`)
 	respEnd := resp("response.completed", `"sequence_number":9,"response":{"id":"r","object":"response","status":"completed","model":"m","output":[],"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}`)
 	anth := func(typ, body string) string {
-		f := anthEvent(typ, body)
+		f := typedEvent(typ, body)
 		return "event: " + f.Event + "\ndata: " + f.Data + "\n\n"
 	}
 	anthHead := anth("message_start", `"message":{"id":"m","type":"message","role":"assistant","content":[],"model":"claude","usage":{"input_tokens":1,"output_tokens":1}}`)
@@ -160,18 +160,18 @@ func TestLargeRepliesWithinTheBoundPass(t *testing.T) {
 		word := "lorem ipsum "
 		n := tc.size / len(word)
 		chat := make([]frame, 0, n/100+2)
-		resp := []frame{respEvent("response.created", `"sequence_number":0,"response":{"id":"r","object":"response","status":"in_progress","model":"m","output":[]}`)}
-		anth := []frame{anthEvent("message_start", `"message":{"id":"m","type":"message","role":"assistant","content":[],"model":"claude","usage":{"input_tokens":1,"output_tokens":1}}`),
-			anthEvent("content_block_start", `"index":0,"content_block":{"type":"text","text":""}`)}
+		resp := []frame{typedEvent("response.created", `"sequence_number":0,"response":{"id":"r","object":"response","status":"in_progress","model":"m","output":[]}`)}
+		anth := []frame{typedEvent("message_start", `"message":{"id":"m","type":"message","role":"assistant","content":[],"model":"claude","usage":{"input_tokens":1,"output_tokens":1}}`),
+			typedEvent("content_block_start", `"index":0,"content_block":{"type":"text","text":""}`)}
 		piece := strings.Repeat(word, 100)
 		for i := 0; i < n/100; i++ {
 			chat = append(chat, frame{Data: chatChunk(`{"content":"`+piece+`"}`, "")})
-			resp = append(resp, respEvent("response.output_text.delta", `"item_id":"msg","output_index":0,"content_index":0,"delta":"`+piece+`"`))
-			anth = append(anth, anthEvent("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":"`+piece+`"}`))
+			resp = append(resp, typedEvent("response.output_text.delta", `"item_id":"msg","output_index":0,"content_index":0,"delta":"`+piece+`"`))
+			anth = append(anth, typedEvent("content_block_delta", `"index":0,"delta":{"type":"text_delta","text":"`+piece+`"}`))
 		}
 		chat = append(chat, frame{Data: chatChunk(`{}`, "stop")}, frame{Data: "[DONE]"})
-		resp = append(resp, respEvent("response.completed", `"sequence_number":9,"response":{"id":"r","object":"response","status":"completed","model":"m","output":[],"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}`))
-		anth = append(anth, anthEvent("message_delta", `"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}`), anthEvent("message_stop", ""))
+		resp = append(resp, typedEvent("response.completed", `"sequence_number":9,"response":{"id":"r","object":"response","status":"completed","model":"m","output":[],"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}`))
+		anth = append(anth, typedEvent("message_delta", `"delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}`), typedEvent("message_stop", ""))
 		want := len(piece) * (n / 100)
 		for name, p := range map[string]Provider{
 			"chat":      NewOpenAIChat(Config{BaseURL: newFake(t, sseHandler(chat)).URL + "/v1"}),
