@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"reflect"
 	"testing"
 )
 
@@ -16,26 +15,15 @@ func TestAnthropicAssemblesStreamedReply(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	if resp.Content != "Let me look." || resp.Reasoning != "I should read main.go." {
-		t.Errorf("content %q reasoning %q", resp.Content, resp.Reasoning)
-	}
-	want := []ToolCall{{ID: "toolu_01A", Name: "read_file", Arguments: `{"path": "main.go"}`}}
-	if !reflect.DeepEqual(resp.ToolCalls, want) {
-		t.Errorf("tool calls = %+v", resp.ToolCalls)
-	}
-	if resp.FinishReason != "tool_calls" || resp.Model != "claude-sonnet-4-5" {
-		t.Errorf("finish %q model %q", resp.FinishReason, resp.Model)
-	}
-	// prompt = input 120 + cache read 2000 + cache creation 30
-	if resp.Usage != (Usage{PromptTokens: 2150, CompletionTokens: 58, TotalTokens: 2208, CachedPromptTokens: 2000, EvaluatedPromptTokens: 150, PromptCacheReported: true}) {
-		t.Errorf("usage = %+v", resp.Usage)
-	}
-	if got := c.content(); !reflect.DeepEqual(got, []string{"Let me ", "look."}) {
-		t.Errorf("content deltas = %q", got)
-	}
-	if got := c.reasoning(); !reflect.DeepEqual(got, []string{"I should ", "read main.go."}) {
-		t.Errorf("reasoning deltas = %q", got)
-	}
+	checkStreamed(t, resp, Response{
+		Content:      "Let me look.",
+		Reasoning:    "I should read main.go.",
+		ToolCalls:    []ToolCall{{ID: "toolu_01A", Name: "read_file", Arguments: `{"path": "main.go"}`}},
+		FinishReason: "tool_calls",
+		// prompt = input 120 + cache read 2000 + cache creation 30
+		Usage: Usage{PromptTokens: 2150, CompletionTokens: 58, TotalTokens: 2208, CachedPromptTokens: 2000, EvaluatedPromptTokens: 150, PromptCacheReported: true},
+		Model: "claude-sonnet-4-5",
+	}, &c, []string{"Let me ", "look."}, []string{"I should ", "read main.go."})
 
 	r := f.last(t)
 	if r.Path != "/v1/messages" {

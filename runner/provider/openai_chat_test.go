@@ -39,24 +39,34 @@ type collect struct{ deltas []Delta }
 
 func (c *collect) on(d Delta) { c.deltas = append(c.deltas, d) }
 
-func (c *collect) content() []string {
+// content and reasoning are the non-empty pieces of each, in order.
+func (c *collect) content() []string   { return c.pieces(func(d Delta) string { return d.Content }) }
+func (c *collect) reasoning() []string { return c.pieces(func(d Delta) string { return d.Reasoning }) }
+
+func (c *collect) pieces(field func(Delta) string) []string {
 	var out []string
 	for _, d := range c.deltas {
-		if d.Content != "" {
-			out = append(out, d.Content)
+		if s := field(d); s != "" {
+			out = append(out, s)
 		}
 	}
 	return out
 }
 
-func (c *collect) reasoning() []string {
-	var out []string
-	for _, d := range c.deltas {
-		if d.Reasoning != "" {
-			out = append(out, d.Reasoning)
-		}
+// checkStreamed fails t unless resp is want and its content and reasoning
+// reached onDelta (recorded by c) in the pieces given: what every wire
+// format's fake stream must come out as.
+func checkStreamed(t *testing.T, resp *Response, want Response, c *collect, content, reasoning []string) {
+	t.Helper()
+	if !reflect.DeepEqual(*resp, want) {
+		t.Errorf("reply:\n got %+v\nwant %+v", *resp, want)
 	}
-	return out
+	if got := c.content(); !reflect.DeepEqual(got, content) {
+		t.Errorf("content deltas = %q, want %q", got, content)
+	}
+	if got := c.reasoning(); !reflect.DeepEqual(got, reasoning) {
+		t.Errorf("reasoning deltas = %q, want %q", got, reasoning)
+	}
 }
 
 func TestOpenAIChatAssemblesStreamedReply(t *testing.T) {
@@ -67,35 +77,17 @@ func TestOpenAIChatAssemblesStreamedReply(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-
-	if resp.Content != "Let me check." {
-		t.Errorf("content = %q", resp.Content)
-	}
-	if resp.Reasoning != "The user wants the file read." {
-		t.Errorf("reasoning = %q", resp.Reasoning)
-	}
-	want := []ToolCall{
-		{ID: "call_abc", Name: "read_file", Arguments: `{"path": "main.go"}`},
-		{ID: "call_def", Name: "list_dir", Arguments: `{}`},
-	}
-	if !reflect.DeepEqual(resp.ToolCalls, want) {
-		t.Errorf("tool calls = %+v\nwant %+v", resp.ToolCalls, want)
-	}
-	if resp.FinishReason != "tool_calls" {
-		t.Errorf("finish = %q", resp.FinishReason)
-	}
-	if resp.Usage != (Usage{PromptTokens: 1234, CompletionTokens: 42, TotalTokens: 1276, CachedPromptTokens: 1024, EvaluatedPromptTokens: 210, PromptCacheReported: true}) {
-		t.Errorf("usage = %+v", resp.Usage)
-	}
-	if resp.Model != "qwen3-8b-q4_k_m.gguf" {
-		t.Errorf("model = %q", resp.Model)
-	}
-	if got := c.content(); !reflect.DeepEqual(got, []string{"Let me ", "check."}) {
-		t.Errorf("content deltas = %q", got)
-	}
-	if got := c.reasoning(); !reflect.DeepEqual(got, []string{"The user wants ", "the file read."}) {
-		t.Errorf("reasoning deltas = %q", got)
-	}
+	checkStreamed(t, resp, Response{
+		Content:   "Let me check.",
+		Reasoning: "The user wants the file read.",
+		ToolCalls: []ToolCall{
+			{ID: "call_abc", Name: "read_file", Arguments: `{"path": "main.go"}`},
+			{ID: "call_def", Name: "list_dir", Arguments: `{}`},
+		},
+		FinishReason: "tool_calls",
+		Usage:        Usage{PromptTokens: 1234, CompletionTokens: 42, TotalTokens: 1276, CachedPromptTokens: 1024, EvaluatedPromptTokens: 210, PromptCacheReported: true},
+		Model:        "qwen3-8b-q4_k_m.gguf",
+	}, &c, []string{"Let me ", "check."}, []string{"The user wants ", "the file read."})
 
 	r := f.last(t)
 	if r.Path != "/v1/chat/completions" {

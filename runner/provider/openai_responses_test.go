@@ -14,25 +14,14 @@ func TestOpenAIResponsesAssemblesStreamedReply(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	if resp.Content != "Reading now." || resp.Reasoning != "Need to read it." {
-		t.Errorf("content %q reasoning %q", resp.Content, resp.Reasoning)
-	}
-	want := []ToolCall{{ID: "call_xyz", Name: "read_file", Arguments: `{"path": "main.go"}`}}
-	if !reflect.DeepEqual(resp.ToolCalls, want) {
-		t.Errorf("tool calls = %+v", resp.ToolCalls)
-	}
-	if resp.FinishReason != "tool_calls" || resp.Model != "gpt-oss-20b" {
-		t.Errorf("finish %q model %q", resp.FinishReason, resp.Model)
-	}
-	if resp.Usage != (Usage{PromptTokens: 900, CompletionTokens: 37, TotalTokens: 937, CachedPromptTokens: 512, EvaluatedPromptTokens: 388, PromptCacheReported: true}) {
-		t.Errorf("usage = %+v", resp.Usage)
-	}
-	if got := c.content(); !reflect.DeepEqual(got, []string{"Reading ", "now."}) {
-		t.Errorf("content deltas = %q", got)
-	}
-	if got := c.reasoning(); !reflect.DeepEqual(got, []string{"Need to ", "read it."}) {
-		t.Errorf("reasoning deltas = %q", got)
-	}
+	checkStreamed(t, resp, Response{
+		Content:      "Reading now.",
+		Reasoning:    "Need to read it.",
+		ToolCalls:    []ToolCall{{ID: "call_xyz", Name: "read_file", Arguments: `{"path": "main.go"}`}},
+		FinishReason: "tool_calls",
+		Usage:        Usage{PromptTokens: 900, CompletionTokens: 37, TotalTokens: 937, CachedPromptTokens: 512, EvaluatedPromptTokens: 388, PromptCacheReported: true},
+		Model:        "gpt-oss-20b",
+	}, &c, []string{"Reading ", "now."}, []string{"Need to ", "read it."})
 
 	r := f.last(t)
 	if r.Path != "/v1/responses" {
