@@ -453,12 +453,7 @@ func (c *countingProvider) Complete(ctx context.Context, req provider.Request, o
 // cycleSummary is a summariser request's result, or else its first
 // line, cut to 15 words.
 func cycleSummary(req provider.Request) string {
-	text := ""
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			text = m.Content
-		}
-	}
+	text := req.LastUserContent()
 	if _, res, ok := strings.Cut(text, "Result:"); ok {
 		text = res
 	}

@@ -56,6 +56,19 @@ type Request struct {
 	RoleID string
 }
 
+// LastUserContent is the content of the request's last user message, ""
+// when it has none. Stand-in summarisers (the scripted model's, the
+// Foundry's) answer from it.
+func (r Request) LastUserContent() string {
+	last := ""
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			last = m.Content
+		}
+	}
+	return last
+}
+
 // Usage is the endpoint-reported token usage.
 type Usage struct {
 	PromptTokens       int

@@ -200,12 +200,7 @@ func (s *Scripted) summarize(ctx context.Context, req Request, onDelta func(Delt
 // of its last user message that is not a bare "Label:" heading (of the
 // part after a "Result:" heading, when there is one), cut to twelve words.
 func fallbackSummary(req Request) string {
-	last := ""
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			last = m.Content
-		}
-	}
+	last := req.LastUserContent()
 	if _, result, ok := strings.Cut(last, "\nResult:\n"); ok {
 		last = result
 	}
