@@ -52,17 +52,6 @@ func realFailure(t *testing.T, base string) error {
 	return err
 }
 
-func closedBase(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + l.Addr().String() + "/v1"
-	l.Close()
-	return base
-}
-
 func statusServer(t *testing.T, status int, body string) string {
 	t.Helper()
 	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +62,7 @@ func statusServer(t *testing.T, status int, body string) string {
 }
 
 func TestUnansweredExplainsTheLikelyCause(t *testing.T) {
-	closed := closedBase(t)
+	closed := refusedURL(t)
 	at := func(base string, keySent bool) Endpoint {
 		return Endpoint{Provider: "openai", BaseURL: base, ModelsURL: base + "/models", CallURL: base + "/chat/completions", KeySent: keySent}
 	}
