@@ -175,7 +175,7 @@ func (p *openAIChat) Complete(ctx context.Context, req Request, onDelta func(Del
 				case c == nil:
 					c = rep.calls.get(key)
 				case fresh:
-					c = rep.calls.rekey(key)
+					c = rep.calls.start(key)
 				}
 				if fresh {
 					if err := rep.budget.spend(callCost); err != nil {

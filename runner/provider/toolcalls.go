@@ -28,17 +28,12 @@ type pendingCall struct {
 	hasDone bool
 }
 
+// get returns the call under key, starting it if there is none.
 func (a *callAssembler) get(key string) *pendingCall {
-	if a.byKey == nil {
-		a.byKey = map[string]*pendingCall{}
-	}
 	if c, ok := a.byKey[key]; ok {
 		return c
 	}
-	c := &pendingCall{}
-	a.byKey[key] = c
-	a.calls = append(a.calls, c)
-	return c
+	return a.start(key)
 }
 
 // lookup returns the call under key, or nil.
@@ -46,9 +41,13 @@ func (a *callAssembler) lookup(key string) *pendingCall {
 	return a.byKey[key]
 }
 
-// rekey starts a fresh call under key (a server reused an index for a new
-// call id) and returns it.
-func (a *callAssembler) rekey(key string) *pendingCall {
+// start begins a new call under key and returns it. A call already there
+// keeps its place among the calls but gets no more fragments (a server
+// reused an index for a new call id).
+func (a *callAssembler) start(key string) *pendingCall {
+	if a.byKey == nil {
+		a.byKey = map[string]*pendingCall{}
+	}
 	c := &pendingCall{}
 	a.byKey[key] = c
 	a.calls = append(a.calls, c)
