@@ -173,7 +173,7 @@ func (r *Run) endpoint(m roleModel) provider.Endpoint {
 	if d, ok := m.prov.(provider.Described); ok {
 		return d.Endpoint()
 	}
-	return provider.Endpoint{Provider: m.prov.Name(), BaseURL: withoutCredentials(m.cfg.APIBase)}
+	return provider.Endpoint{Provider: m.prov.Name(), BaseURL: provider.RedactURL(m.cfg.APIBase)}
 }
 
 // emptyReplyCard finishes a role whose every attempt came back with

@@ -91,7 +91,7 @@ func (r *Run) label(m roleModel) string {
 	if name == "" {
 		name = "model" // the model block
 	}
-	return fmt.Sprintf("%s (%s)", name, withoutCredentials(m.cfg.APIBase))
+	return fmt.Sprintf("%s (%s)", name, provider.RedactURL(m.cfg.APIBase))
 }
 
 // suspensionText is the suspension's platform-authored text, naming the

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,7 +296,7 @@ func Create(opts Options) (*Run, error) {
 		EntryRole: opts.Guild.EntryRole, Model: opts.Deployment.Model.Name, PID: os.Getpid(),
 		GuildPath: opts.Guild.Path, GuildHash: opts.Guild.Hash,
 		DeploymentFiles: opts.Deployment.Files, DeploymentHash: opts.Deployment.Hash,
-		Provider: opts.Deployment.Model.Provider, APIBase: withoutCredentials(opts.Deployment.Model.APIBase),
+		Provider: opts.Deployment.Model.Provider, APIBase: provider.RedactURL(opts.Deployment.Model.APIBase),
 	}
 	if err := r.open(); err != nil {
 		return nil, err
@@ -317,17 +316,6 @@ func Create(opts Options) (*Run, error) {
 	})
 	r.emit(event.EffortSet, event.EffortSetPayload{Effort: opts.Effort})
 	return r, nil
-}
-
-// withoutCredentials drops a URL's user information, which can hold a
-// password, before it is recorded.
-func withoutCredentials(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
 }
 
 func (r *Run) open() error {
@@ -623,12 +611,5 @@ func backoff(ctx context.Context, n int, retryAfter float64) error {
 		}
 	}
 	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return provider.Sleep(ctx, d)
 }

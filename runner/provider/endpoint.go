@@ -51,12 +51,13 @@ func (p *anthropicProvider) Endpoint() Endpoint {
 // endpointAt is the Endpoint of a provider whose probe and calls go to
 // the paths models and call below base.
 func endpointAt(provider, base, models, call string, cfg Config) Endpoint {
-	base = redactURL(base)
+	base = RedactURL(base)
 	return Endpoint{Provider: provider, BaseURL: base, ModelsURL: base + models, CallURL: base + call, KeySent: cfg.APIKey != ""}
 }
 
-// redactURL drops a URL's user information, which can hold a password.
-func redactURL(raw string) string {
+// RedactURL drops a URL's user information, which can hold a password,
+// for a URL that is shown or recorded.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw

@@ -226,11 +226,11 @@ func (s *Scripted) stream(ctx context.Context, t ScriptTurn, delay time.Duration
 	pieces := chunk(t.Reasoning, true)
 	pieces = append(pieces, chunk(t.Content, false)...)
 	if len(pieces) == 0 {
-		return sleep(ctx, delay)
+		return Sleep(ctx, delay)
 	}
 	step := delay / time.Duration(len(pieces))
 	for _, p := range pieces {
-		if err := sleep(ctx, step); err != nil {
+		if err := Sleep(ctx, step); err != nil {
 			return err
 		}
 		if onDelta != nil {
@@ -258,7 +258,8 @@ func chunk(s string, reasoning bool) []Delta {
 	return out
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends, whose error it then returns.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
