@@ -43,7 +43,11 @@ func notifySetup(t *testing.T, h *hostile, notify string) (recorder, calls, envF
 	t.Helper()
 	calls, envFile = filepath.Join(h.root, "calls"), filepath.Join(h.root, "env")
 	recorder = filepath.Join(h.root, "recorder")
-	body := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$#\" \"$@\" >> %s\nenv > %s\n", shellQuote(calls), shellQuote(envFile))
+	// The environment is written whole (renamed into place) before the
+	// call is recorded, so a test that sees the call never reads a
+	// half-written or truncated environment.
+	body := fmt.Sprintf("#!/bin/sh\nenv > %s.tmp && mv %s.tmp %s\nprintf '%%s\\n' \"$#\" \"$@\" >> %s\n",
+		shellQuote(envFile), shellQuote(envFile), shellQuote(envFile), shellQuote(calls))
 	if err := os.WriteFile(recorder, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
