@@ -8,8 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"os/exec"
-
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/runner/provider"
 )
@@ -218,17 +217,6 @@ func TestChangesFromGit(t *testing.T) {
 	}
 }
 
-// gitRun runs the host's git in dir for a test's setup.
-func gitRun(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
 // The workspace's git configuration is hostile: an external diff driver,
 // a textconv filter and a pager it names never run when the console
 // diffs.
@@ -241,14 +229,14 @@ func TestChangesFromGitRunNoWorkspaceProgram(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(t, dir, ".gitattributes", "a.txt diff=evil\n")
-		gitRun(t, dir, "init", "-q")
-		gitRun(t, dir, "add", "-A")
-		gitRun(t, dir, "commit", "-q", "-m", "base")
+		gittest.Run(t, dir, "init", "-q")
+		gittest.Run(t, dir, "add", "-A")
+		gittest.Run(t, dir, "commit", "-q", "-m", "base")
 		evil := filepath.Join(dir, "evil.sh")
-		gitRun(t, dir, "config", "diff.external", evil)
-		gitRun(t, dir, "config", "diff.evil.textconv", evil)
-		gitRun(t, dir, "config", "diff.evil.command", evil)
-		gitRun(t, dir, "config", "core.pager", evil)
+		gittest.Run(t, dir, "config", "diff.external", evil)
+		gittest.Run(t, dir, "config", "diff.evil.textconv", evil)
+		gittest.Run(t, dir, "config", "diff.evil.command", evil)
+		gittest.Run(t, dir, "config", "core.pager", evil)
 	},
 		turn("", call("git_set_base", map[string]any{})),
 		turn("", call("edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "uno"})),

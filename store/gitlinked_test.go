@@ -7,19 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// realGit runs git, unhardened, to build fixtures.
-func realGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
+	"github.com/guildhall/guildhall/internal/gittest"
+)
 
 // linkedFixture is a main repository with a linked worktree, and a
 // superproject with a submodule checkout, made by real git, under a fresh
@@ -42,23 +32,23 @@ func newLinkedFixture(t *testing.T) *linkedFixture {
 	x.mkdir("home/.ssh")
 	f := &linkedFixture{excludeTrap: x, main: x.path("main"), wt: x.path("wt"), super: x.path("super"), sub: x.path("super/vendor/lib")}
 	f.repo(f.main)
-	realGit(t, f.main, "worktree", "add", "-q", "-b", "wt", f.wt)
+	gittest.Run(t, f.main, "worktree", "add", "-q", "-b", "wt", f.wt)
 	lib := x.path("lib")
 	f.repo(lib)
 	f.repo(f.super)
-	realGit(t, f.super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+	gittest.Run(t, f.super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
 	return f
 }
 
 func (f *linkedFixture) repo(dir string) {
 	f.t.Helper()
 	f.mkdir(strings.TrimPrefix(dir, f.root+"/"))
-	realGit(f.t, dir, "init", "-q", "-b", "main")
+	gittest.Run(f.t, dir, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644); err != nil {
 		f.t.Fatal(err)
 	}
-	realGit(f.t, dir, "add", "a.txt")
-	realGit(f.t, dir, "commit", "-q", "-m", "first")
+	gittest.Run(f.t, dir, "add", "a.txt")
+	gittest.Run(f.t, dir, "commit", "-q", "-m", "first")
 }
 
 // TestResolveLinkedLayouts: a real linked worktree and a real submodule
@@ -177,13 +167,13 @@ func TestResolveLinkedRefusesHostilePointers(t *testing.T) {
 		{"worktree of a repository in ~/.ssh", func(f *linkedFixture) string {
 			repo := f.path("home/.ssh/keys")
 			f.repo(repo)
-			realGit(t, repo, "worktree", "add", "-q", "-b", "w", f.path("sshwt"))
+			gittest.Run(t, repo, "worktree", "add", "-q", "-b", "w", f.path("sshwt"))
 			return f.path("sshwt")
 		}, "a place the git tools never touch"},
 		{"worktree of a repository in Guildhall's state", func(f *linkedFixture) string {
 			repo := f.path("home/.local/state/guildhall/repo")
 			f.repo(repo)
-			realGit(t, repo, "worktree", "add", "-q", "-b", "w", f.path("statewt"))
+			gittest.Run(t, repo, "worktree", "add", "-q", "-b", "w", f.path("statewt"))
 			return f.path("statewt")
 		}, "a place the git tools never touch"},
 		{"git directory holding the workspace", func(f *linkedFixture) string {
@@ -205,7 +195,7 @@ func TestResolveLinkedRefusesHostilePointers(t *testing.T) {
 			return other
 		}, "core.worktree names another checkout"},
 		{"submodule without core.worktree", func(f *linkedFixture) string {
-			realGit(t, f.path("super/.git/modules/vendor/lib"), "config", "--file", "config", "--unset", "core.worktree")
+			gittest.Run(t, f.path("super/.git/modules/vendor/lib"), "config", "--file", "config", "--unset", "core.worktree")
 			return f.sub
 		}, "sets no core.worktree"},
 		{".git link to a real worktree's git directory", func(f *linkedFixture) string {

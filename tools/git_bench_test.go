@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -47,7 +48,7 @@ func benchGitRepo(b *testing.B) (*Env, string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	plainGit(b, dir, "init", "-q", "-b", "main")
+	gittest.Run(b, dir, "init", "-q", "-b", "main")
 	for c := 0; c < 200; c++ {
 		for f := 0; f < 10; f++ {
 			name := filepath.Join(dir, fmt.Sprintf("f%04d.txt", c*10+f))
@@ -55,8 +56,8 @@ func benchGitRepo(b *testing.B) (*Env, string) {
 				b.Fatal(err)
 			}
 		}
-		plainGit(b, dir, "add", "-A")
-		plainGit(b, dir, "commit", "-q", "-m", fmt.Sprint(c))
+		gittest.Run(b, dir, "add", "-A")
+		gittest.Run(b, dir, "commit", "-q", "-m", fmt.Sprint(c))
 	}
 	ws, err := OpenWorkspace(dir)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/internal/treesum"
 )
 
@@ -53,10 +54,10 @@ func newGitTrap(t *testing.T) *gitTrap {
 	tr.write(filepath.Join(tr.outside, "tool.sh"), "#!/bin/sh\necho outside\n", 0o755)
 	tr.mkdir(tr.repo)
 	// No templates: an outside reinitialisation would add files.
-	plainGit(t, tr.repo, "init", "-q", "-b", "main", "--template=")
+	gittest.Run(t, tr.repo, "init", "-q", "-b", "main", "--template=")
 	tr.write(filepath.Join(tr.repo, "secret.txt"), trapSecret+"\n", 0o644)
-	plainGit(t, tr.repo, "add", "secret.txt")
-	plainGit(t, tr.repo, "commit", "-q", "-m", "outside")
+	gittest.Run(t, tr.repo, "add", "secret.txt")
+	gittest.Run(t, tr.repo, "commit", "-q", "-m", "outside")
 	tr.mkdir(tr.ws)
 	tr.script = filepath.Join(tr.ws, "tools", "evil.sh")
 	tr.write(tr.script, "#!/bin/sh\necho \"ran: $0 $*\" >> "+tr.marker+"\ncat\n", 0o755)
@@ -95,11 +96,11 @@ func (tr *gitTrap) symlink(target, link string) {
 // hash it again (and run any clean filter).
 func (tr *gitTrap) wsRepo(attributes string) {
 	tr.t.Helper()
-	plainGit(tr.t, tr.ws, "init", "-q", "-b", "main")
+	gittest.Run(tr.t, tr.ws, "init", "-q", "-b", "main")
 	tr.write(filepath.Join(tr.ws, "a.txt"), "one\n", 0o644)
 	tr.write(filepath.Join(tr.ws, ".gitattributes"), attributes, 0o644)
-	plainGit(tr.t, tr.ws, "add", "-A")
-	plainGit(tr.t, tr.ws, "commit", "-q", "-m", "first")
+	gittest.Run(tr.t, tr.ws, "add", "-A")
+	gittest.Run(tr.t, tr.ws, "commit", "-q", "-m", "first")
 	tr.changeWork()
 }
 
@@ -442,14 +443,14 @@ func TestGitRefusesGitDirectoryOutside(t *testing.T) {
 		}},
 		{"a real linked worktree of another checkout", func(tr *gitTrap) {
 			other := filepath.Join(tr.outside, "other-wt")
-			plainGit(tr.t, tr.repo, "worktree", "add", "-q", "-b", "wt", other)
+			gittest.Run(tr.t, tr.repo, "worktree", "add", "-q", "-b", "wt", other)
 			tr.write(filepath.Join(tr.ws, ".git"), "gitdir: "+filepath.Join(tr.repo, ".git", "worktrees", "other-wt")+"\n", 0o644)
 		}},
 		{"a real submodule's git directory, from outside its superproject", func(tr *gitTrap) {
 			super := filepath.Join(tr.outside, "super")
 			tr.mkdir(super)
-			plainGit(tr.t, super, "init", "-q", "-b", "main")
-			plainGit(tr.t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", tr.repo, "lib")
+			gittest.Run(tr.t, super, "init", "-q", "-b", "main")
+			gittest.Run(tr.t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", tr.repo, "lib")
 			tr.write(filepath.Join(tr.ws, ".git"), "gitdir: "+filepath.Join(super, ".git", "modules", "lib")+"\n", 0o644)
 		}},
 	}
@@ -568,9 +569,9 @@ func TestGitStaysInTheWorkspace(t *testing.T) {
 	t.Run("core.worktree outside", func(t *testing.T) {
 		tr := newGitTrap(t)
 		tr.wsRepo("")
-		plainGit(t, tr.ws, "config", "core.worktree", tr.outside)
+		gittest.Run(t, tr.ws, "config", "core.worktree", tr.outside)
 		tr.expect(gitWant{ok: true})
-		if got := plainGit(t, tr.ws, "--work-tree=.", "ls-files"); strings.Contains(got, "secret") || !strings.Contains(got, "new.txt") {
+		if got := gittest.Run(t, tr.ws, "--work-tree=.", "ls-files"); strings.Contains(got, "secret") || !strings.Contains(got, "new.txt") {
 			t.Errorf("the commit holds %q, want the workspace's files", got)
 		}
 	})
@@ -592,7 +593,7 @@ func TestGitStaysInTheWorkspace(t *testing.T) {
 	t.Run("shared clone of the outside repository", func(t *testing.T) {
 		tr := newGitTrap(t)
 		_ = os.RemoveAll(tr.ws)
-		plainGit(t, tr.root, "clone", "-q", "--shared", tr.repo, tr.ws)
+		gittest.Run(t, tr.root, "clone", "-q", "--shared", tr.repo, tr.ws)
 		tr.write(filepath.Join(tr.ws, "secret.txt"), "changed\n", 0o644)
 		tr.expect(gitWant{refuse: "alternates"})
 	})
@@ -603,12 +604,12 @@ func TestGitStaysInTheWorkspace(t *testing.T) {
 		t.Run("lazy fetch through "+remote.name, func(t *testing.T) {
 			tr := newGitTrap(t)
 			tr.wsRepo("")
-			blob := plainGit(t, tr.ws, "rev-parse", "HEAD:a.txt")
+			blob := gittest.Run(t, tr.ws, "rev-parse", "HEAD:a.txt")
 			if err := os.Remove(filepath.Join(tr.ws, ".git", "objects", blob[:2], blob[2:])); err != nil {
 				t.Fatal(err)
 			}
-			plainGit(t, tr.ws, "config", "core.repositoryformatversion", "1")
-			plainGit(t, tr.ws, "config", "extensions.partialClone", "origin")
+			gittest.Run(t, tr.ws, "config", "core.repositoryformatversion", "1")
+			gittest.Run(t, tr.ws, "config", "extensions.partialClone", "origin")
 			cfg := strings.ReplaceAll(strings.ReplaceAll(remote.config, "MARKER", tr.marker), "OUTSIDE", tr.repo)
 			tr.appendConfig(filepath.Join(tr.ws, ".git", "config"), cfg)
 			tr.snapshot()
@@ -700,7 +701,7 @@ func TestGitSkippedExcludeIsANote(t *testing.T) {
 	if note, _ := d["note"].(string); !strings.Contains(note, "info/exclude is a symbolic link") {
 		t.Errorf("note: %v", d)
 	}
-	if out := plainGit(t, tr.ws, "ls-files"); strings.Contains(out, ".orchestration") {
+	if out := gittest.Run(t, tr.ws, "ls-files"); strings.Contains(out, ".orchestration") {
 		t.Errorf(".orchestration committed: %s", out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(tr.ws, "my-excludes")); string(b) != "*.tmp\n" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/internal/treesum"
 	"github.com/guildhall/guildhall/tools/sandbox"
@@ -47,8 +48,8 @@ func newLinkedBase(t *testing.T) (base, home string) {
 func commitFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	writeTestFile(t, filepath.Join(dir, name), content)
-	plainGit(t, dir, "add", name)
-	plainGit(t, dir, "commit", "-q", "-m", "add "+name)
+	gittest.Run(t, dir, "add", name)
+	gittest.Run(t, dir, "commit", "-q", "-m", "add "+name)
 }
 
 // newLinkedWorktree: the main checkout under HOME, the worktree in /tmp.
@@ -58,10 +59,10 @@ func newLinkedWorktree(t *testing.T) *linkedRepo {
 	if err := os.MkdirAll(main, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	plainGit(t, main, "init", "-q", "-b", "main")
+	gittest.Run(t, main, "init", "-q", "-b", "main")
 	commitFile(t, main, "a.txt", "one\n")
 	ws := filepath.Join(base, "wt")
-	plainGit(t, main, "worktree", "add", "-q", "-b", "feature", ws)
+	gittest.Run(t, main, "worktree", "add", "-q", "-b", "feature", ws)
 	return &linkedRepo{base: base, home: home, ws: ws, main: main, branch: "feature",
 		gitDir: filepath.Join(main, ".git", "worktrees", "wt"), common: filepath.Join(main, ".git")}
 }
@@ -75,14 +76,14 @@ func newLinkedSubmodule(t *testing.T) *linkedRepo {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		plainGit(t, d, "init", "-q", "-b", "main")
+		gittest.Run(t, d, "init", "-q", "-b", "main")
 	}
 	commitFile(t, lib, "a.txt", "one\n")
 	commitFile(t, super, "super.txt", "the superproject\n")
-	plainGit(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
-	plainGit(t, super, "commit", "-q", "-m", "add lib")
+	gittest.Run(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+	gittest.Run(t, super, "commit", "-q", "-m", "add lib")
 	ws := filepath.Join(super, "vendor", "lib")
-	plainGit(t, ws, "checkout", "-q", "-b", "feature")
+	gittest.Run(t, ws, "checkout", "-q", "-b", "feature")
 	gd := filepath.Join(super, ".git", "modules", "vendor", "lib")
 	return &linkedRepo{base: base, home: home, ws: ws, main: super, branch: "feature", gitDir: gd, common: gd}
 }
@@ -146,7 +147,7 @@ func checkLinkedTools(t *testing.T, l *linkedRepo, env *Env) {
 	writeTestFile(t, filepath.Join(l.ws, "new.txt"), "new\n")
 	writeTestFile(t, filepath.Join(l.ws, ".orchestration", "runs", "r", "log.jsonl"), "{}\n")
 	before := l.outsideSums(t)
-	head := plainGit(t, l.ws, "rev-parse", "HEAD")
+	head := gittest.Run(t, l.ws, "rev-parse", "HEAD")
 
 	u := data(t, call(t, env, "git_uncommitted_changes", map[string]any{}))
 	if s := u["status"].(string); !strings.Contains(s, "a.txt") || !strings.Contains(s, "new.txt") || strings.Contains(s, ".orchestration") {
@@ -162,14 +163,14 @@ func checkLinkedTools(t *testing.T, l *linkedRepo, env *Env) {
 		t.Errorf("changes since base: %v", d)
 	}
 	data(t, call(t, env, "git_branch", map[string]any{"name": "checkpoint"}))
-	if got := plainGit(t, l.main, "--git-dir="+l.common, "rev-parse", "checkpoint"); got != head {
+	if got := gittest.Run(t, l.main, "--git-dir="+l.common, "rev-parse", "checkpoint"); got != head {
 		t.Errorf("checkpoint branch at %s, want %s", got, head)
 	}
 	c := data(t, call(t, env, "git_commit", map[string]any{"message": "work in the linked checkout"}))
-	if got := plainGit(t, l.main, "--git-dir="+l.common, "log", "-1", "--format=%H %s", l.branch); got != c["commit"].(string)+" work in the linked checkout" {
+	if got := gittest.Run(t, l.main, "--git-dir="+l.common, "log", "-1", "--format=%H %s", l.branch); got != c["commit"].(string)+" work in the linked checkout" {
 		t.Errorf("the repository's %s branch: %q, commit %v", l.branch, got, c["commit"])
 	}
-	if out := plainGit(t, l.ws, "ls-files"); strings.Contains(out, ".orchestration") || !strings.Contains(out, "new.txt") {
+	if out := gittest.Run(t, l.ws, "ls-files"); strings.Contains(out, ".orchestration") || !strings.Contains(out, "new.txt") {
 		t.Errorf("committed files: %s", out)
 	}
 	writeTestFile(t, filepath.Join(l.ws, "a.txt"), "an edit to undo\n")

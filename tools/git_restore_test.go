@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -17,9 +18,9 @@ func restoreRepo(t *testing.T) (*Workspace, string) {
 	t.Helper()
 	requireGit(t)
 	ws, dir := newWS(t, map[string]string{"a.txt": "one\n", "src/b.txt": "bee\n", "src/c.txt": "sea\n"})
-	plainGit(t, dir, "init", "-q", "-b", "main")
-	plainGit(t, dir, "add", "-A")
-	plainGit(t, dir, "commit", "-q", "-m", "first")
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-q", "-m", "first")
 	writeTestFile(t, filepath.Join(dir, "a.txt"), "edited\n")
 	writeTestFile(t, filepath.Join(dir, "src", "b.txt"), "edited bee\n")
 	writeTestFile(t, filepath.Join(dir, "notes.txt"), "untracked\n")
@@ -56,13 +57,13 @@ func TestGitRestoreUndoesEdits(t *testing.T) {
 	t.Run("from the index", func(t *testing.T) {
 		ws, dir := restoreRepo(t)
 		writeTestFile(t, filepath.Join(dir, "a.txt"), "staged\n")
-		plainGit(t, dir, "add", "a.txt")
+		gittest.Run(t, dir, "add", "a.txt")
 		writeTestFile(t, filepath.Join(dir, "a.txt"), "edited again\n")
 		data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"a.txt"}, "from": "index"}))
 		if got := readString(t, filepath.Join(dir, "a.txt")); got != "staged\n" {
 			t.Errorf("a.txt: %q", got)
 		}
-		if got := plainGit(t, dir, "diff", "--cached", "--name-only"); got != "a.txt" {
+		if got := gittest.Run(t, dir, "diff", "--cached", "--name-only"); got != "a.txt" {
 			t.Errorf("the index changed: %q", got)
 		}
 	})
@@ -70,8 +71,8 @@ func TestGitRestoreUndoesEdits(t *testing.T) {
 		ws, dir := restoreRepo(t)
 		// A repository that shipped .orchestration files.
 		writeTestFile(t, filepath.Join(dir, ".orchestration", "settings.json"), "{\"shipped\": true}\n")
-		plainGit(t, dir, "add", "-f", ".orchestration/settings.json")
-		plainGit(t, dir, "commit", "-q", "-m", "records")
+		gittest.Run(t, dir, "add", "-f", ".orchestration/settings.json")
+		gittest.Run(t, dir, "commit", "-q", "-m", "records")
 		writeTestFile(t, filepath.Join(dir, ".orchestration", "settings.json"), "{\"effort\": \"quick\"}\n")
 		data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"."}}))
 		if got := readString(t, filepath.Join(dir, "a.txt")); got != "one\n" {
@@ -152,7 +153,7 @@ func TestGitRestoreRunsNoFilter(t *testing.T) {
 	}
 	writeTestFile(t, filepath.Join(dir, ".git", "info", "attributes"), "* filter=evil\n")
 	for k, v := range map[string]string{"filter.evil.smudge": script, "filter.evil.clean": script, "filter.evil.process": script, "filter.evil.required": "true"} {
-		plainGit(t, dir, "config", k, v)
+		gittest.Run(t, dir, "config", k, v)
 	}
 	data(t, call(t, testEnv(ws), "git_restore", map[string]any{"paths": []string{"a.txt", "src"}}))
 	if _, err := os.Stat(marker); err == nil {

@@ -6,26 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/gittest"
 )
 
 type fakeMeta struct{ base string }
 
 func (m *fakeMeta) GitBase() string                { return m.base }
 func (m *fakeMeta) SetGitBase(commit string) error { m.base = commit; return nil }
-
-// plainGit runs the real git, unhardened, to build hostile fixtures.
-func plainGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // TestGitRunsNoRepositoryPrograms sets up a repository whose config and
 // hooks would each touch a marker file, and runs every git tool.
@@ -48,7 +36,7 @@ func TestGitRunsNoRepositoryPrograms(t *testing.T) {
 		}
 		return path
 	}
-	plainGit(t, dir, "init", "-q")
+	gittest.Run(t, dir, "init", "-q")
 	cfg := map[string]string{
 		"core.hooksPath":       hooks,
 		"core.fsmonitor":       script(filepath.Join(hooks, "fsmonitor"), "fsmonitor"),
@@ -63,7 +51,7 @@ func TestGitRunsNoRepositoryPrograms(t *testing.T) {
 		"gpg.program":          script(filepath.Join(hooks, "gpg"), "gpg"),
 	}
 	for k, v := range cfg {
-		plainGit(t, dir, "config", k, v)
+		gittest.Run(t, dir, "config", k, v)
 	}
 	for _, hook := range []string{"pre-commit", "post-commit", "commit-msg", "prepare-commit-msg", "reference-transaction", "post-index-change"} {
 		script(filepath.Join(hooks, hook), "hooksPath-"+hook)
@@ -107,16 +95,16 @@ func TestGitRunsNoRepositoryPrograms(t *testing.T) {
 	for _, e := range ents {
 		t.Errorf("a repository-configured program ran: %s", e.Name())
 	}
-	if got := plainGit(t, dir, "log", "-1", "--format=%an <%ae>|%s"); got != "Guildhall <guildhall@localhost>|-second" {
+	if got := gittest.Run(t, dir, "log", "-1", "--format=%an <%ae>|%s"); got != "Guildhall <guildhall@localhost>|-second" {
 		t.Errorf("last commit: %q", got)
 	}
-	if got := plainGit(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); got == "before-change" {
+	if got := gittest.Run(t, dir, "rev-parse", "--abbrev-ref", "HEAD"); got == "before-change" {
 		t.Error("git_branch checked the branch out")
 	}
-	if got := plainGit(t, dir, "rev-parse", "before-change"); got != meta.base {
+	if got := gittest.Run(t, dir, "rev-parse", "before-change"); got != meta.base {
 		t.Errorf("branch at %s, base %s", got, meta.base)
 	}
-	if out := plainGit(t, dir, "ls-files"); strings.Contains(out, ".orchestration") {
+	if out := gittest.Run(t, dir, "ls-files"); strings.Contains(out, ".orchestration") {
 		t.Errorf(".orchestration committed: %s", out)
 	}
 }
@@ -129,7 +117,7 @@ func TestGitCommitSkipsBookkeepingAndReportsNothingToCommit(t *testing.T) {
 	env := testEnv(ws)
 	data(t, call(t, env, "git_init", map[string]any{}))
 	data(t, call(t, env, "git_commit", map[string]any{"message": "m"}))
-	if out := plainGit(t, dir, "ls-files"); out != "a.txt" {
+	if out := gittest.Run(t, dir, "ls-files"); out != "a.txt" {
 		t.Errorf("tracked: %q", out)
 	}
 	if r := call(t, env, "git_commit", map[string]any{"message": "again"}); r.Kind != KindError || !strings.Contains(r.Message, "nothing to commit") {
@@ -149,7 +137,7 @@ func TestGitDoesNotClimbToParentRepository(t *testing.T) {
 		t.Skip("git not installed")
 	}
 	ws, dir := newWS(t, map[string]string{"a.txt": "a\n"})
-	plainGit(t, filepath.Dir(dir), "init", "-q")
+	gittest.Run(t, filepath.Dir(dir), "init", "-q")
 	r := call(t, testEnv(ws), "git_uncommitted_changes", map[string]any{})
 	if r.Kind != KindError || !strings.Contains(r.Message, "not a git repository") {
 		t.Errorf("%v", r)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/gittest"
 )
 
 // TestOutsideGitDirsBinds: a linked worktree's common directory is bound
@@ -22,13 +24,7 @@ func TestOutsideGitDirsBinds(t *testing.T) {
 	t.Setenv("HOME", filepath.Join(base, "home"))
 	git := func(dir string, args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		gittest.Run(t, dir, args...)
 	}
 	main, wt := filepath.Join(base, "main"), filepath.Join(base, "wt")
 	if err := os.MkdirAll(main, 0o755); err != nil {
