@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,18 +14,6 @@ import (
 	"github.com/guildhall/guildhall/runner/provider"
 	"github.com/guildhall/guildhall/store"
 )
-
-// closedPort is the base URL of a loopback port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/v1"
-}
 
 func waitOutcome(t *testing.T, s *Session, limit time.Duration) Outcome {
 	t.Helper()
@@ -58,7 +45,7 @@ func TestNeverAnsweredEndpointIsASetupProblem(t *testing.T) {
 	down := fakellm.New()
 	defer down.Close()
 	down.SetDown(true)
-	for name, base := range map[string]string{"closed port": closedPort(t), "HTTP 503 everywhere": down.BaseURL()} {
+	for name, base := range map[string]string{"closed port": fakellm.RefusedURL(t), "HTTP 503 everywhere": down.BaseURL()} {
 		t.Run(name, func(t *testing.T) {
 			s, dir := faultSessionWith(t, base, ProviderHealth{Retries: 3, SuspendAfter: 3, ProbeSeconds: 1}, false)
 			id, err := s.Submit(context.Background(), Submission{Task: "go"})
@@ -249,7 +236,7 @@ func TestToolCallsAfterFinishAreRecorded(t *testing.T) {
 // answers, the queue runs as before.
 func TestQueueHoldsWhileTheEndpointNeverAnswered(t *testing.T) {
 	h := newQueueHarness(t, map[string][]provider.ScriptTurn{"orchestrator": {turn("one done"), turn("two done")}})
-	dead := provider.NewOpenAIChat(provider.Config{BaseURL: closedPort(t)})
+	dead := provider.NewOpenAIChat(provider.Config{BaseURL: fakellm.RefusedURL(t)})
 	sess := h.open(dead)
 	ctx := context.Background()
 	q := sess.Workspace().Queue()

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // Call is a tool call a reply makes.
@@ -508,4 +510,17 @@ func writeChatRaw(w io.Writer, n int, name, rawArgs string) {
 		"function": map[string]any{"name": name, "arguments": rawArgs}}}}, nil))
 	sse(w, "", chunk(map[string]any{}, "tool_calls"))
 	sse(w, "", "[DONE]")
+}
+
+// RefusedURL is an API base URL on a loopback port nothing listens on, for
+// a test of what a refused connection does.
+func RefusedURL(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/v1"
 }

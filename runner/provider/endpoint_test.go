@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/guildhall/guildhall/internal/fakellm"
 )
 
 func TestCheckBaseURL(t *testing.T) {
@@ -62,7 +64,7 @@ func statusServer(t *testing.T, status int, body string) string {
 }
 
 func TestUnansweredExplainsTheLikelyCause(t *testing.T) {
-	closed := refusedURL(t)
+	closed := fakellm.RefusedURL(t)
 	at := func(base string, keySent bool) Endpoint {
 		return Endpoint{Provider: "openai", BaseURL: base, ModelsURL: base + "/models", CallURL: base + "/chat/completions", KeySent: keySent}
 	}

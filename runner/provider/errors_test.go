@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/internal/fakellm"
 )
 
 func TestClassifyHTTP(t *testing.T) {
@@ -291,7 +293,7 @@ func TestProviderFailuresAreClassified(t *testing.T) {
 }
 
 func TestProviderUnreachableIsNetwork(t *testing.T) {
-	url := refusedURL(t)
+	url := fakellm.RefusedURL(t)
 	for _, k := range providerKinds() {
 		_, err := k.make(strings.TrimSuffix(url, "/v1"), "", 0).Complete(context.Background(), sampleRequest(), nil)
 		if e := AsError(err); e == nil || e.Category != CategoryNetwork {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -139,18 +138,6 @@ func hangHandler(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 	case <-time.After(30 * time.Second):
 	}
-}
-
-// refusedURL is a loopback URL nothing listens on.
-func refusedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/v1"
 }
 
 // ---- Chat Completions (llama.cpp-style chunks) ----

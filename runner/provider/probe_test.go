@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/guildhall/guildhall/internal/fakellm"
 )
 
 // routes answers by path; anything else is a 404 like the real servers.
@@ -162,7 +164,7 @@ func TestProbeFailures(t *testing.T) {
 		}
 	})
 	t.Run("unreachable", func(t *testing.T) {
-		_, err := NewOpenAIChat(Config{BaseURL: refusedURL(t)}).(Prober).Probe(context.Background())
+		_, err := NewOpenAIChat(Config{BaseURL: fakellm.RefusedURL(t)}).(Prober).Probe(context.Background())
 		if e := AsError(err); e == nil || e.Category != CategoryNetwork {
 			t.Errorf("err = %v", err)
 		}
