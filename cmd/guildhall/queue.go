@@ -461,11 +461,8 @@ configuration error, 3 a task needs input, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext()
 			defer stop()
-			s, err := common.load(ctx)
+			s, err := common.loadHeadless(ctx)
 			if err != nil {
-				return err
-			}
-			if err := s.requireEndpoint(); err != nil {
 				return err
 			}
 			return runQueue(ctx, cmd, rf, s)
@@ -479,20 +476,11 @@ configuration error, 3 a task needs input, 130 interrupted.`,
 
 func runQueue(ctx context.Context, cmd *cobra.Command, rf *runFlags, s *setup) error {
 	errOut := cmd.ErrOrStderr()
-	if !rf.json {
-		for _, n := range s.notes {
-			fmt.Fprintln(errOut, "note:", render.SanitizeLine(n))
-		}
-	}
-	sess, err := runner.OpenSession(s.sessionConfig(rf.noInput))
+	sess, end, err := openHeadless(errOut, rf, s)
 	if err != nil {
 		return &exitCodeError{code: exitError, err: fmt.Errorf("%w; a console there runs the queue when it is idle", err)}
 	}
-	defer sess.Close()
-	defer startNotify(sess, s.deployment, errOut)()
-	if !rf.json {
-		printSessionNotes(errOut, sess)
-	}
+	defer end()
 
 	var mu sync.Mutex
 	outcomes := map[string]string{} // item id → its status after this invocation

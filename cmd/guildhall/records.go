@@ -327,14 +327,11 @@ Progress is printed as with ` + "`guildhall run`" + `.`,
 			if common.deployment == "" {
 				common.deployment = explicitDeployment(m)
 			}
-			s, err := common.load(ctx)
+			s, err := common.loadHeadless(ctx)
 			if err != nil {
 				return err
 			}
 			s.notes = append(s.notes, setupDrift(m, s)...)
-			if err := s.requireEndpoint(); err != nil {
-				return err
-			}
 			return headlessResume(ctx, cmd, common, rf, s, args[0])
 		},
 	}

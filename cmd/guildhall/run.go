@@ -47,11 +47,8 @@ Exit status: 0 success, 1 error, 2 usage or configuration error,
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			s, err := common.load(ctx)
+			s, err := common.loadHeadless(ctx)
 			if err != nil {
-				return err
-			}
-			if err := s.requireEndpoint(); err != nil {
 				return err
 			}
 			return headlessRun(ctx, cmd, common, rf, s, args[0])
@@ -66,6 +63,46 @@ Exit status: 0 success, 1 error, 2 usage or configuration error,
 // run at its next safe point with its checkpoint intact.
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+// loadHeadless loads the setup of a command that runs without the
+// console (run, resume, queue run). Unlike the console, which opens first
+// and waits for the endpoint on screen, such a command cannot start a run
+// until the endpoint has answered with the models the guild names.
+func (c *commonFlags) loadHeadless(ctx context.Context) (*setup, error) {
+	s, err := c.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireEndpoint(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// openHeadless opens the session of a command that runs without the
+// console and starts its alerts. The setup's notes and then the session's
+// go to errOut first, but not with --json, whose output is the log alone.
+// end stops the alerts and closes the session. An error is
+// runner.OpenSession's, for the caller to say what it means there.
+func openHeadless(errOut io.Writer, rf *runFlags, s *setup) (sess *runner.Session, end func(), err error) {
+	if !rf.json {
+		for _, n := range s.notes {
+			fmt.Fprintln(errOut, "note:", render.SanitizeLine(n))
+		}
+	}
+	sess, err = runner.OpenSession(s.sessionConfig(rf.noInput))
+	if err != nil {
+		return nil, nil, err
+	}
+	stopNotify := startNotify(sess, s.deployment, errOut)
+	if !rf.json {
+		printSessionNotes(errOut, sess)
+	}
+	return sess, func() {
+		stopNotify()
+		sess.Close()
+	}, nil
 }
 
 // resolveEffort applies the flag, then the project setting, then standard.
@@ -89,20 +126,11 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 	if err != nil {
 		return err
 	}
-	if !rf.json {
-		for _, n := range s.notes {
-			fmt.Fprintln(errOut, "note:", render.SanitizeLine(n))
-		}
-	}
-	sess, err := openSession(s, rf.noInput)
+	sess, end, err := openHeadless(errOut, rf, s)
 	if err != nil {
-		return err
+		return &exitCodeError{code: exitError, err: err}
 	}
-	defer sess.Close()
-	defer startNotify(sess, s.deployment, cmd.ErrOrStderr())()
-	if !rf.json {
-		printSessionNotes(errOut, sess)
-	}
+	defer end()
 	if rec, err := sess.Reconcile(); err == nil && !rf.json {
 		noteOtherGuilds(errOut, rec)
 		if rec.Resumable != "" {
@@ -120,20 +148,11 @@ func headlessRun(ctx context.Context, cmd *cobra.Command, common *commonFlags, r
 
 // headlessResume resumes a run from its checkpoint and prints it.
 func headlessResume(ctx context.Context, cmd *cobra.Command, common *commonFlags, rf *runFlags, s *setup, id string) error {
-	if !rf.json {
-		for _, n := range s.notes {
-			fmt.Fprintln(cmd.ErrOrStderr(), "note:", render.SanitizeLine(n))
-		}
-	}
-	sess, err := openSession(s, rf.noInput)
+	sess, end, err := openHeadless(cmd.ErrOrStderr(), rf, s)
 	if err != nil {
-		return err
+		return &exitCodeError{code: exitError, err: err}
 	}
-	defer sess.Close()
-	defer startNotify(sess, s.deployment, cmd.ErrOrStderr())()
-	if !rf.json {
-		printSessionNotes(cmd.ErrOrStderr(), sess)
-	}
+	defer end()
 	return followRun(ctx, cmd, common, rf, sess, s, func(ctx context.Context) error {
 		if err := sess.ResumeCheckpoint(ctx, id); err != nil {
 			return &exitCodeError{code: exitError, err: err}
