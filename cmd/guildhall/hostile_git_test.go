@@ -7,7 +7,6 @@ package main
 // nothing outside changed, and the operator was told why.
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,14 +163,7 @@ func TestHostileGitRepositories(t *testing.T) {
 			}
 			_, evs := readRun(t, ws)
 			seen := map[string]bool{}
-			for _, e := range evs {
-				if e.Type != event.ToolResult {
-					continue
-				}
-				var p event.ToolResultPayload
-				if err := json.Unmarshal(e.Payload, &p); err != nil {
-					t.Fatal(err)
-				}
+			for _, p := range payloadsOf[event.ToolResultPayload](t, evs, event.ToolResult) {
 				seen[p.Tool] = true
 				if strings.Contains(string(p.Result), "outside notes") || strings.Contains(string(p.Result), h.outside) {
 					t.Errorf("%s showed what is outside the workspace: %s", p.Tool, p.Result)

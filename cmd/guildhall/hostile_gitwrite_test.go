@@ -8,7 +8,6 @@ package main
 // and `git commit` afterwards run nothing planted.
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,14 +66,7 @@ func TestHostileFileToolsWriteGit(t *testing.T) {
 	}
 	_, evs := readRun(t, ws)
 	refused := 0
-	for _, e := range evs {
-		if e.Type != event.ToolResult {
-			continue
-		}
-		var p event.ToolResultPayload
-		if err := json.Unmarshal(e.Payload, &p); err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range payloadsOf[event.ToolResultPayload](t, evs, event.ToolResult) {
 		switch p.Tool {
 		case "write_file", "edit_file":
 			if p.Kind != "permission_denied" || !strings.Contains(string(p.Result), "git directory") {

@@ -8,7 +8,6 @@ package main
 // (nothing ran outside, nothing leaked, nothing outside changed).
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -70,15 +69,8 @@ func (h *hostile) shellRun(ws string, extraArgs []string, commands ...string) (r
 func shellResults(t *testing.T, stdout string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e event.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != event.ToolResult {
-			continue
-		}
-		var p event.ToolResultPayload
-		if err := e.Decode(&p); err != nil || p.Tool != "run_shell" {
+	for _, p := range jsonEvents[event.ToolResultPayload](t, stdout, event.ToolResult) {
+		if p.Tool != "run_shell" {
 			continue
 		}
 		var r struct {
@@ -444,16 +436,7 @@ func TestHostileSandboxAllowlistAndWritable(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(cache, "entry")); err != nil || string(b) != "cached\n" {
 		t.Errorf("the writable path did not take the write: %q %v", b, err)
 	}
-	var egress []event.EgressPayload
-	for _, line := range strings.Split(res.stdout, "\n") {
-		var e event.Event
-		if json.Unmarshal([]byte(line), &e) == nil && e.Type == event.Egress {
-			var p event.EgressPayload
-			if err := e.Decode(&p); err == nil {
-				egress = append(egress, p)
-			}
-		}
-	}
+	egress := jsonEvents[event.EgressPayload](t, res.stdout, event.Egress)
 	want := map[string]bool{"127.0.0.1 true": false, "denied.example false": false}
 	for _, p := range egress {
 		key := fmt.Sprintf("%s %v", p.Host, p.Allowed)

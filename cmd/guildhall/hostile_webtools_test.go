@@ -5,7 +5,6 @@ package main
 // to break out of its frame and into the operator's terminal.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,26 +16,6 @@ import (
 
 	"github.com/guildhall/guildhall/runner/event"
 )
-
-// jsonEvents decodes the events of type typ from --json output.
-func jsonEvents[T any](t *testing.T, stdout string, typ event.Type) []T {
-	t.Helper()
-	var out []T
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e event.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != typ {
-			continue
-		}
-		var p T
-		if err := e.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
-}
 
 const webScriptCanary = "HOSTILE-PAGE-SCRIPT"
 

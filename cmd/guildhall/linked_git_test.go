@@ -102,11 +102,8 @@ func TestLinkedCheckoutsEndToEnd(t *testing.T) {
 			}
 			_, evs := readRun(t, ws)
 			results := map[string]event.ToolResultPayload{}
-			for _, e := range evs {
-				var p event.ToolResultPayload
-				if e.Type == event.ToolResult && json.Unmarshal(e.Payload, &p) == nil {
-					results[p.Tool] = p
-				}
+			for _, p := range payloadsOf[event.ToolResultPayload](t, evs, event.ToolResult) {
+				results[p.Tool] = p
 			}
 			for _, tool := range []string{"git_init", "git_set_base", "git_uncommitted_changes", "git_branch", "git_commit", "write_file", "git_restore", "git_changes_since_base", "run_shell"} {
 				if p, ok := results[tool]; !ok || p.Kind != "success" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -53,6 +54,38 @@ func readRun(t *testing.T, ws string) (*store.Meta, []event.Event) {
 		t.Fatalf("log: %v %v", err, problems)
 	}
 	return m, evs
+}
+
+// payloadsOf decodes the payloads of the events of type typ, in order.
+func payloadsOf[T any](t *testing.T, evs []event.Event, typ event.Type) []T {
+	t.Helper()
+	var out []T
+	for _, e := range evs {
+		if e.Type != typ {
+			continue
+		}
+		var p T
+		if err := e.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// jsonEvents decodes the events of type typ from --json output.
+func jsonEvents[T any](t *testing.T, stdout string, typ event.Type) []T {
+	t.Helper()
+	var evs []event.Event
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e event.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			evs = append(evs, e)
+		}
+	}
+	return payloadsOf[T](t, evs, typ)
 }
 
 func queueDelegation(f *fakellm.Server) {
