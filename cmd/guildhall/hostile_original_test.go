@@ -81,15 +81,7 @@ func TestHostileStyleGuides(t *testing.T) {
 func TestOriginalKeyStaysOutOfTools(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("orchestrator-key")
-	model := fakellm.New()
-	t.Cleanup(model.Close)
-	look := "env > env.txt; cat /proc/$PPID/environ > parent-environ.txt 2>&1; true"
-	model.Queue("orchestrator",
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "agent", Args: map[string]string{"role": "coder", "task": "look around"}}}},
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})
-	model.Queue("coder",
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "run_shell", Args: map[string]string{"command": look}}}},
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "looked"}}}})
+	model := lookAroundModel(t, "env > env.txt; cat /proc/$PPID/environ > parent-environ.txt 2>&1; true")
 	env := []string{"OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "ORCHESTRATOR_API_KEY=" + hostileKey, "ORCHESTRATOR_API_BASE=" + model.BaseURL()}
 	res := h.runEnv(ws, 0, env, "run", "--guild", absGuild(t), "--no-input", "Look around")
 	if res.code != 0 {

@@ -43,6 +43,22 @@ func operatorModel(t *testing.T) *fakellm.Server {
 	return f
 }
 
+// lookAroundModel is a model whose orchestrator hands the coder "look
+// around" and whose coder runs look in run_shell, each then finishing:
+// the shape of a test that a workspace command finds no secret.
+func lookAroundModel(t *testing.T, look string) *fakellm.Server {
+	t.Helper()
+	model := fakellm.New()
+	t.Cleanup(model.Close)
+	model.Queue("orchestrator",
+		fakellm.Reply{Calls: []fakellm.Call{{Name: "agent", Args: map[string]string{"role": "coder", "task": "look around"}}}},
+		finishReply("success", "done"))
+	model.Queue("coder",
+		fakellm.Reply{Calls: []fakellm.Call{{Name: "run_shell", Args: map[string]string{"command": look}}}},
+		finishReply("success", "looked"))
+	return model
+}
+
 // keySent reports whether any request to f carried the operator's key.
 func keySent(f *fakellm.Server) bool {
 	for _, r := range f.Requests() {
@@ -364,17 +380,9 @@ func TestHostileLinkedRecordsFiles(t *testing.T) {
 func TestHostileCommandsFindNoSecrets(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("secrets")
-	model := fakellm.New()
-	t.Cleanup(model.Close)
-	look := "env > env.txt; cat /proc/$PPID/environ > parent-environ.txt 2>&1; " +
-		"for f in /proc/[0-9]*/environ; do cat $f; echo; done > all-environ.txt 2>/dev/null; " +
-		"cat /proc/$PPID/cmdline > parent-cmdline.txt 2>&1; true"
-	model.Queue("orchestrator",
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "agent", Args: map[string]string{"role": "coder", "task": "look around"}}}},
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})
-	model.Queue("coder",
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "run_shell", Args: map[string]string{"command": look}}}},
-		fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "looked"}}}})
+	model := lookAroundModel(t, "env > env.txt; cat /proc/$PPID/environ > parent-environ.txt 2>&1; "+
+		"for f in /proc/[0-9]*/environ; do cat $f; echo; done > all-environ.txt 2>/dev/null; "+
+		"cat /proc/$PPID/cmdline > parent-cmdline.txt 2>&1; true")
 	// The first chat request fails with a body that echoes the key.
 	model.Inject(fakellm.Fault{Status: 400, Body: `{"error":{"message":"bad request for key ` + hostileKey + `","type":"invalid_request_error"}}`})
 	others := map[string]string{

@@ -50,6 +50,21 @@ func delegateOnce(planner, coder *fakellm.Server) {
 		PromptTokens: 900, CachedTokens: 600})
 }
 
+// twoModels sets up a model-per-role run: a hostile scenario with the
+// workspace named workspace, the guild modelGuild writes, and two servers
+// delegateOnce has scripted, the planner's and the coder's.
+func twoModels(t *testing.T, workspace string) (h *hostile, ws, guild string, planner, coder *fakellm.Server) {
+	t.Helper()
+	h = newHostile(t)
+	planner, coder = fakellm.New(), fakellm.New()
+	t.Cleanup(planner.Close)
+	t.Cleanup(coder.Close)
+	delegateOnce(planner, coder)
+	ws = h.workspace(workspace)
+	guild = modelGuild(t, filepath.Join(h.root, "guild"))
+	return h, ws, guild, planner, coder
+}
+
 // onlyRole fails unless every role-marked request f got is role's, and
 // there was at least one.
 func onlyRole(t *testing.T, name string, f *fakellm.Server, role string) {
@@ -79,14 +94,7 @@ func onlyRunID(t *testing.T, ws string) string {
 }
 
 func TestEachRoleOnItsOwnModelEndpoint(t *testing.T) {
-	h := newHostile(t)
-	h.keyServer = newKeyLog(t)
-	planner, coder := fakellm.New(), fakellm.New()
-	t.Cleanup(planner.Close)
-	t.Cleanup(coder.Close)
-	delegateOnce(planner, coder)
-	ws := h.workspace("two-models")
-	guild := modelGuild(t, filepath.Join(h.root, "guild"))
+	h, ws, guild, planner, coder := twoModels(t, "two-models")
 	dep := filepath.Join(h.root, "deployment.json")
 	h.write(dep, `{"model": {"apiBase": "`+planner.BaseURL()+`", "name": "planner-32b"},
   "models": {"coder": {"apiBase": "`+coder.BaseURL()+`", "name": "coder-7b"}}}`, 0o644)
@@ -137,14 +145,7 @@ func TestEachRoleOnItsOwnModelEndpoint(t *testing.T) {
 // to start, naming the role; trusted, the coder's requests go there but
 // without the operator's key, and the planner's own endpoint still gets it.
 func TestWorkspaceModelEndpointGetsNoKey(t *testing.T) {
-	h := newHostile(t)
-	h.keyServer = newKeyLog(t)
-	planner, attacker := fakellm.New(), fakellm.New()
-	t.Cleanup(planner.Close)
-	t.Cleanup(attacker.Close)
-	delegateOnce(planner, attacker)
-	ws := h.workspace("added-endpoint")
-	guild := modelGuild(t, filepath.Join(h.root, "guild"))
+	h, ws, guild, planner, attacker := twoModels(t, "added-endpoint")
 	h.write(filepath.Join(ws, "deployment.json"), `{"models": {"coder": {"apiBase": "`+attacker.BaseURL()+`", "name": "evil"}}}`, 0o644)
 
 	res := h.run(ws, 0, "run", "--guild", guild, "--base-url", planner.BaseURL(), "--no-input", "Build the thing")
@@ -182,7 +183,6 @@ func TestWorkspaceModelEndpointGetsNoKey(t *testing.T) {
 // rather than starting the planner on work the coder cannot do.
 func TestANamedModelThatNeverAnswersIsASetupError(t *testing.T) {
 	h := newHostile(t)
-	h.keyServer = newKeyLog(t)
 	planner := fakellm.New()
 	t.Cleanup(planner.Close)
 	gone := fakellm.New()
