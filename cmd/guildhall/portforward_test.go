@@ -6,12 +6,10 @@ package main
 // does with each connection); the tests drive the real binary through it.
 
 import (
-	"bufio"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -97,49 +95,9 @@ func docForwards(t *testing.T) (forwards [][3]string, printed string, withN bool
 // guards through the forward. A foreign name through the same forward is
 // still refused.
 func TestBrowserThroughAPortForward(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and drives a browser")
-	}
-	browser := webtest.Browser(t)
-	bin := buildBinary(t)
-	cmd := exec.Command(bin, "demo", "--headless", "--speed", "0.3", "--web", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "SSH_CONNECTION=203.0.113.9 51234 198.51.100.7 22", "USER=alice")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	lines := make(chan string, 256)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default: // nobody reads this far
-			}
-		}
-	}()
-	next := func() string {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("the binary's standard error ended before the console's lines")
-			}
-			return l
-		case <-time.After(30 * time.Second):
-			t.Fatal("the binary never printed the browser console URL")
-		}
-		return ""
-	}
-	url, ok := "", false
-	for !ok {
-		url, ok = strings.CutPrefix(next(), "browser console: ")
-	}
-	hint := next()
+	d := startWebDemo(t, "SSH_CONNECTION=203.0.113.9 51234 198.51.100.7 22", "USER=alice")
+	url := d.url(t)
+	hint := d.next(t)
 	m := sshCommand.FindStringSubmatch(hint)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(strings.SplitN(url, "/?", 2)[0], "http://"))
 	if m == nil || m[1] != port || m[2] != port || m[3] != "alice@198.51.100.7" {
@@ -182,24 +140,12 @@ func TestBrowserThroughAPortForward(t *testing.T) {
 		t.Errorf("no token through the forward: %d, want 401", code)
 	}
 
-	page := webtest.OpenPage(t, browser, 2*time.Minute)
+	page := webtest.OpenPage(t, d.browser, 2*time.Minute)
 	defer page.Close()
 	page.Do(chromedp.Navigate(viaForward))
 	page.Poll("flow graph nodes", `document.querySelectorAll(".flow-graph .graph-node").length >= 2`)
 	if got := page.Eval(`location.href`); !regexp.MustCompile(`^http://localhost:` + local + `/s/[0-9a-f]{32}/$`).MatchString(got) {
 		t.Errorf("address bar %q, want the forward's port under the prefix, without the token", got)
 	}
-	page.Poll("the question modal", `document.querySelector(".question-modal .question-text") !== null`)
-	page.Do(chromedp.Click(`//button[contains(@class,"option")][.//span[text()="Only fix the failing tests"]]`))
-	page.Poll("the result modal", `document.querySelector(".result-modal .result-summary h2") !== null`)
-	if got := page.Eval(`document.querySelector(".result-modal .result-summary h2").textContent`); got != "Slug tests fixed" {
-		t.Errorf("result heading %q", got)
-	}
-	for _, p := range page.Close() {
-		t.Errorf("console: %s", p)
-	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the demo answered through the forward should exit 0: %v", err)
-	}
+	d.answerInBrowser(t, page)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,17 +14,25 @@ import (
 	"github.com/guildhall/guildhall/web/webtest"
 )
 
-// TestDemoWithWebCompanion starts the real binary as `guildhall demo
-// --headless --web 127.0.0.1:0`, opens the printed URL in headless
-// Chromium, answers the demo's question in the browser modal, sees the
-// result modal, and checks the console stayed free of errors.
-func TestDemoWithWebCompanion(t *testing.T) {
+// webDemo is the real binary running `guildhall demo --headless --web
+// 127.0.0.1:0`, its standard error read a line at a time, and the
+// headless browser that is to answer it.
+type webDemo struct {
+	browser context.Context
+	cmd     *exec.Cmd
+	lines   chan string
+}
+
+// startWebDemo starts a browser and the web demo, with env added to this
+// process's environment. The process is killed when the test ends.
+func startWebDemo(t *testing.T, env ...string) *webDemo {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and drives a browser")
 	}
 	browser := webtest.Browser(t)
-	bin := buildBinary(t)
-	cmd := exec.Command(bin, "demo", "--headless", "--speed", "0.3", "--web", "127.0.0.1:0")
+	cmd := exec.Command(buildBinary(t), "demo", "--headless", "--speed", "0.3", "--web", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -31,46 +40,78 @@ func TestDemoWithWebCompanion(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	urls := make(chan string, 1)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	d := &webDemo{browser: browser, cmd: cmd, lines: make(chan string, 256)}
 	go func() {
+		defer close(d.lines)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "browser console: "); ok {
-				urls <- u
+			select {
+			case d.lines <- sc.Text():
+			default: // nobody reads this far
 			}
 		}
 	}()
-	var url string
+	return d
+}
+
+// next is the demo's next line of standard error.
+func (d *webDemo) next(t *testing.T) string {
+	t.Helper()
 	select {
-	case url = <-urls:
+	case l, ok := <-d.lines:
+		if !ok {
+			t.Fatal("the binary's standard error ended before the console's lines")
+		}
+		return l
 	case <-time.After(30 * time.Second):
 		t.Fatal("the binary never printed the browser console URL")
 	}
+	return ""
+}
 
-	page := webtest.OpenPage(t, browser, 2*time.Minute)
-	defer page.Close()
-	run, poll := page.Ctx, page.Poll
-	if err := chromedp.Do(run, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
+// url reads standard error up to the browser console's URL.
+func (d *webDemo) url(t *testing.T) string {
+	t.Helper()
+	for {
+		if u, ok := strings.CutPrefix(d.next(t), "browser console: "); ok {
+			return u
+		}
 	}
-	poll("flow graph nodes", `document.querySelectorAll(".flow-graph .graph-node").length >= 2`)
-	poll("the question modal", `document.querySelector(".question-modal .question-text") !== null`)
-	if err := chromedp.Do(run, chromedp.Click(`//button[contains(@class,"option")][.//span[text()="Only fix the failing tests"]]`)); err != nil {
-		t.Fatal(err)
-	}
-	poll("the result modal", `document.querySelector(".result-modal .result-summary h2") !== null`)
-	got, err := chromedp.Run(run, chromedp.Evaluate[string](`document.querySelector(".result-modal .result-summary h2").textContent`))
-	if err != nil || got != "Slug tests fixed" {
-		t.Fatalf("result summary heading %q %v", got, err)
+}
+
+// answerInBrowser answers the demo's question in page, which shows the
+// run, sees the result modal, and checks the console stayed free of
+// errors. With --web the process serves until interrupted, then exits
+// with the run's status: 0.
+func (d *webDemo) answerInBrowser(t *testing.T, page *webtest.Page) {
+	t.Helper()
+	page.Poll("the question modal", `document.querySelector(".question-modal .question-text") !== null`)
+	page.Do(chromedp.Click(`//button[contains(@class,"option")][.//span[text()="Only fix the failing tests"]]`))
+	page.Poll("the result modal", `document.querySelector(".result-modal .result-summary h2") !== null`)
+	if got := page.Eval(`document.querySelector(".result-modal .result-summary h2").textContent`); got != "Slug tests fixed" {
+		t.Errorf("result heading %q", got)
 	}
 	for _, p := range page.Close() {
 		t.Errorf("console: %s", p)
 	}
-	// With --web the process serves until interrupted, then exits with the
-	// run's status.
-	_ = cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	if err := d.cmd.Wait(); err != nil {
 		t.Fatalf("the demo should exit 0 once answered from the browser: %v", err)
 	}
+}
+
+// TestDemoWithWebCompanion starts the real binary as `guildhall demo
+// --headless --web 127.0.0.1:0`, opens the printed URL in headless
+// Chromium, answers the demo's question in the browser modal, sees the
+// result modal, and checks the console stayed free of errors.
+func TestDemoWithWebCompanion(t *testing.T) {
+	d := startWebDemo(t)
+	url := d.url(t)
+
+	page := webtest.OpenPage(t, d.browser, 2*time.Minute)
+	defer page.Close()
+	page.Do(chromedp.Navigate(url))
+	page.Poll("flow graph nodes", `document.querySelectorAll(".flow-graph .graph-node").length >= 2`)
+	d.answerInBrowser(t, page)
 }
