@@ -98,16 +98,7 @@ func (h *hostile) runCapped(dir string, args ...string) result {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := h.cappedCmd(ctx, dir, args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	res := result{stdout: out.String(), stderr: errOut.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		h.t.Fatalf("run %v: %v", args, err)
-	}
+	res := runCmd(h.t, h.cappedCmd(ctx, dir, args...))
 	if ctx.Err() != nil {
 		h.t.Fatalf("%v did not finish: a planted record blocked it\n%s", args, res)
 	}

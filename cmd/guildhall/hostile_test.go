@@ -192,19 +192,27 @@ func (h *hostile) runEnv(dir string, timeout time.Duration, extraEnv []string, a
 	cmd := exec.CommandContext(ctx, h.bin, args...)
 	cmd.Dir = dir
 	cmd.Env = h.env(extraEnv...)
+	res := runCmd(h.t, cmd)
+	if ctx.Err() != nil {
+		h.t.Fatalf("run %v did not finish within %s\n%s", args, timeout, res)
+	}
+	return res
+}
+
+// runCmd runs cmd and returns what it printed and its exit status. An
+// error other than the command's own exit fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	code := 0
+	res := result{stdout: out.String(), stderr: errOut.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
+		res.code = ee.ExitCode()
 	} else if err != nil {
-		h.t.Fatalf("run %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args[1:], err)
 	}
-	if ctx.Err() != nil {
-		h.t.Fatalf("run %v did not finish within %s\n%s", args, timeout, result{code, out.String(), errOut.String()})
-	}
-	return result{code, out.String(), errOut.String()}
+	return res
 }
 
 // assertSafe checks the three invariants every hostile test ends with.

@@ -171,24 +171,16 @@ func TestConsoleWithoutATerminal(t *testing.T) {
 			cmd := exec.Command(bin, tc.args...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			cmd.Stdin = nil // /dev/null
-			var out, errOut strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
+			res := runCmd(t, cmd)
+			if res.code != exitUsage {
+				t.Errorf("exit %d, want %d\n%s", res.code, exitUsage, res.stderr)
 			}
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d\n%s", code, exitUsage, errOut.String())
-			}
-			if strings.Contains(errOut.String(), "could not open a new TTY") {
-				t.Errorf("Bubble Tea's own error reached the operator: %s", errOut.String())
+			if strings.Contains(res.stderr, "could not open a new TTY") {
+				t.Errorf("Bubble Tea's own error reached the operator: %s", res.stderr)
 			}
 			shown := append([]string{}, tc.args...)
 			golden.Check(t, filepath.Join("testdata", "cli", tc.name+".golden"),
-				[]byte(normalize(transcript(shown, cliResult{code, out.String(), errOut.String()}), map[string]string{ws: "$WORKSPACE"})))
+				[]byte(normalize(transcript(shown, cliResult{res.code, res.stdout, res.stderr}), map[string]string{ws: "$WORKSPACE"})))
 		})
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".orchestration")); err == nil {
