@@ -34,10 +34,21 @@ func (c *tmuxConsole) capture() string {
 // waitFor polls the pane until it shows every string.
 func (c *tmuxConsole) waitFor(what ...string) string {
 	c.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	screen, ok := showing(60*time.Second, c.capture, what)
+	if !ok {
+		c.t.Fatalf("the console never showed %q; last screen:\n%s", what, screen)
+	}
+	return screen
+}
+
+// showing polls capture, for at most limit, until the screen it returns
+// shows every string of what. It returns the last screen and whether it
+// did: every tmux driver here waits on its pane this way.
+func showing(limit time.Duration, capture func() string, what []string) (string, bool) {
+	deadline := time.Now().Add(limit)
 	var screen string
 	for time.Now().Before(deadline) {
-		screen = c.capture()
+		screen = capture()
 		ok := true
 		for _, w := range what {
 			if !strings.Contains(screen, w) {
@@ -46,12 +57,33 @@ func (c *tmuxConsole) waitFor(what ...string) string {
 			}
 		}
 		if ok {
-			return screen
+			return screen, true
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	c.t.Fatalf("the console never showed %q; last screen:\n%s", what, screen)
-	return ""
+	return screen, false
+}
+
+// waitExitStatus waits for the file a pane's script writes the binary's
+// exit status to (`echo $? > status`) and fails unless it is 0, showing
+// the binary's standard error, or the screen when it never exits.
+func waitExitStatus(t *testing.T, status, stderr string, screen func() string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(status)
+		if err == nil {
+			if got := strings.TrimSpace(string(b)); got != "0" {
+				errOut, _ := os.ReadFile(stderr)
+				t.Fatalf("exit status %s\n%s", got, errOut)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console did not exit; screen:\n%s", screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // needTmux skips a test when tmux is missing, and fails it under CI,
@@ -101,21 +133,7 @@ func TestConsoleUnderTmux(t *testing.T) {
 	c.keys("Escape")
 	c.waitFor("Main run", "Coder", "Finished: success")
 	c.keys("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(done)
-		if err == nil {
-			if got := strings.TrimSpace(string(b)); got != "0" {
-				stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
-				t.Fatalf("exit status %s\n%s", got, stderr)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the console did not exit; screen:\n%s", c.capture())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitExitStatus(t, done, filepath.Join(dir, "stderr"), c.capture)
 	// The terminal was restored: the shell's screen is back, not the
 	// console's alternate screen.
 	if strings.Contains(c.capture(), "Finished: success") {

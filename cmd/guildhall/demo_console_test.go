@@ -62,24 +62,11 @@ func (p *demoPane) screen() string {
 // waitFor polls the pane until it shows every string, and returns it.
 func (p *demoPane) waitFor(what ...string) string {
 	p.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var s string
-	for time.Now().Before(deadline) {
-		s = p.screen()
-		missing := false
-		for _, w := range what {
-			if !strings.Contains(s, w) {
-				missing = true
-				break
-			}
-		}
-		if !missing {
-			return s
-		}
-		time.Sleep(100 * time.Millisecond)
+	s, ok := showing(90*time.Second, p.screen, what)
+	if !ok {
+		p.t.Fatalf("the console never showed %q; last screen:\n%s", what, s)
 	}
-	p.t.Fatalf("the console never showed %q; last screen:\n%s", what, s)
-	return ""
+	return s
 }
 
 // keys sends tmux key names one at a time (tmux reads "Escape x" as alt+x).
@@ -102,21 +89,7 @@ func (p *demoPane) typeText(s string) {
 func (p *demoPane) quit() {
 	p.t.Helper()
 	p.keys("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(filepath.Join(p.dir, "status"))
-		if err == nil {
-			if got := strings.TrimSpace(string(b)); got != "0" {
-				stderr, _ := os.ReadFile(filepath.Join(p.dir, "stderr"))
-				p.t.Fatalf("exit status %s\n%s", got, stderr)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the console did not exit; screen:\n%s", p.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitExitStatus(p.t, filepath.Join(p.dir, "status"), filepath.Join(p.dir, "stderr"), p.screen)
 }
 
 // answerScope answers the demo's one question.

@@ -71,21 +71,11 @@ func (a *attachTmux) capture(name string) string {
 // waitFor polls a pane until it shows every string.
 func (a *attachTmux) waitFor(name string, what ...string) string {
 	a.t.Helper()
-	var screen string
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		screen = a.capture(name)
-		ok := true
-		for _, w := range what {
-			ok = ok && strings.Contains(screen, w)
-		}
-		if ok {
-			return screen
-		}
-		time.Sleep(100 * time.Millisecond)
+	screen, ok := showing(90*time.Second, func() string { return a.capture(name) }, what)
+	if !ok {
+		a.t.Fatalf("pane %s never showed %q; last screen:\n%s", name, what, screen)
 	}
-	a.t.Fatalf("pane %s never showed %q; last screen:\n%s", name, what, screen)
-	return ""
+	return screen
 }
 
 // waitUntil polls cond (a safety net for a background process, not a
