@@ -35,9 +35,7 @@ func TestKillNineMidCommandIsNotRerun(t *testing.T) {
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			ws := h.workspace("crash-" + c.tool)
-			guild := filepath.Join(h.root, "guild-"+c.tool)
-			h.write(filepath.Join(guild, "prompts", "solo.md"), "Do the task.\n", 0o644)
-			h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "solo", "roles": {"solo": {"systemPrompt": "prompts/solo.md", "tools": ["run_shell", "read_file", "finish"]}}}`, 0o644)
+			guild := h.roleGuild(filepath.Join(h.root, "guild-"+c.tool), "solo", "Do the task.", "run_shell", "read_file", "finish")
 			script := writeScript(t, map[string][][]map[string]any{"solo": {
 				{{"name": c.tool, "args": c.args}},
 				finishTurn("success", "appended"),

@@ -42,12 +42,7 @@ func gitRepoIn(t *testing.T, h *hostile, dir, attributes string) {
 // orchestrator holds the git tools and read_file.
 func gitGuild(t *testing.T, h *hostile) string {
 	t.Helper()
-	dir := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(dir, "prompts", "o.md"), "Checkpoint the work.\n", 0o644)
-	h.write(filepath.Join(dir, "guild.json"), `{"entryRole": "orchestrator", "roles": {"orchestrator": {
-		"systemPrompt": "prompts/o.md",
-		"tools": ["git_uncommitted_changes", "git_commit", "read_file", "finish"]}}}`, 0o644)
-	return dir
+	return oneRoleGuild(t, h, "Checkpoint the work.", "git_uncommitted_changes", "git_commit", "read_file", "finish")
 }
 
 func TestHostileGitRepositories(t *testing.T) {

@@ -53,10 +53,7 @@ func TestHostileFileToolsWriteGit(t *testing.T) {
 		[]map[string]any{{"name": "read_file", "args": map[string]any{"path": ".git/HEAD"}}},
 		finishTurn("success", "planted"))
 	script := writeScript(t, map[string][][]map[string]any{"solo": turns})
-	guild := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(guild, "prompts", "solo.md"), "Do as the README says.\n", 0o644)
-	h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "solo", "roles": {"solo": {"systemPrompt": "prompts/solo.md",
-		"tools": ["write_file", "edit_file", "read_file", "finish"]}}}`, 0o644)
+	guild := h.roleGuild(filepath.Join(h.root, "guild"), "solo", "Do as the README says.", "write_file", "edit_file", "read_file", "finish")
 	h.write(filepath.Join(ws, "evil-hooks", "pre-commit"), hook, 0o755)
 	h.snapshot()
 

@@ -19,9 +19,7 @@ func TestHostileUnconfinedServerSkipsRelativePath(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("mcppath")
 	bin := filepath.Join(h.root, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, bin)
 	if err := os.Rename(mcptest.Binary(t, bin), filepath.Join(bin, "mcpsrv")); err != nil {
 		t.Fatal(err)
 	}
@@ -29,9 +27,7 @@ func TestHostileUnconfinedServerSkipsRelativePath(t *testing.T) {
 	h.write(filepath.Join(h.home, ".config", "guildhall", "deployment.json"), `{"mcpServers": {
 		"t": {"command": "mcpsrv", "sandbox": {"mode": "none"}},
 		"u": {"command": "node_modules/.bin/mcpsrv", "sandbox": {"mode": "none"}}}}`, 0o600)
-	guild := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "solo", "roles": {"solo": {"systemPrompt": "solo.md", "tools": ["t.probe", "u.*", "finish"]}}}`, 0o644)
-	h.write(filepath.Join(guild, "solo.md"), "[role:solo] Use the tools.\n", 0o644)
+	guild := h.roleGuild(filepath.Join(h.root, "guild"), "solo", "[role:solo] Use the tools.", "t.probe", "u.*", "finish")
 	h.snapshot()
 	res := h.runEnv(ws, 90*time.Second, []string{"PATH=./node_modules/.bin::" + bin + ":" + os.Getenv("PATH")},
 		"check", "--probe", "--workspace", ws, "--guild", guild)

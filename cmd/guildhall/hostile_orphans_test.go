@@ -47,9 +47,7 @@ func TestHostileUnconfinedServerDiesWithGuildhall(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("orphans")
 	pids := filepath.Join(h.root, "pids")
-	if err := os.MkdirAll(pids, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, pids)
 	script := `trap '' HUP TERM INT; ` +
 		`setsid sh -c 'trap "" HUP TERM INT; echo $$ > ` + filepath.Join(pids, "child") + `; exec sleep 300' < /dev/null > /dev/null 2>&1 & ` +
 		`echo $$ > ` + filepath.Join(pids, "server") + `; exec sleep 301 < /dev/null`
@@ -57,9 +55,7 @@ func TestHostileUnconfinedServerDiesWithGuildhall(t *testing.T) {
 	arg := strings.ReplaceAll(script, "$$", "$$$$")
 	h.write(filepath.Join(h.home, ".config", "guildhall", "deployment.json"), `{"mcpServers": {
 		"t": {"command": "sh", "args": ["-c", `+jsonString(arg)+`], "sandbox": {"mode": "none"}}}}`, 0o600)
-	guild := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(guild, "guild.json"), `{"entryRole": "solo", "roles": {"solo": {"systemPrompt": "solo.md", "tools": ["t.*", "finish"]}}}`, 0o644)
-	h.write(filepath.Join(guild, "solo.md"), "[role:solo] Use the tools.\n", 0o644)
+	guild := h.roleGuild(filepath.Join(h.root, "guild"), "solo", "[role:solo] Use the tools.", "t.*", "finish")
 	f := fakellm.New()
 	defer f.Close()
 	f.Queue("solo", fakellm.Reply{Calls: []fakellm.Call{{Name: "finish", Args: map[string]any{"status": "success", "summary": "done"}}}})

@@ -45,10 +45,7 @@ func shellTurns(f *fakellm.Server, commands ...string) {
 // soloGuild writes a guild outside the workspace (the operator's) whose
 // one role runs shell commands.
 func (h *hostile) soloGuild() string {
-	dir := filepath.Join(h.root, "operator-guild")
-	h.write(filepath.Join(dir, "guild.json"), `{"entryRole":"solo","roles":{"solo":{"systemPrompt":"prompts/solo.md","tools":["run_shell","finish"]}}}`, 0o644)
-	h.write(filepath.Join(dir, "prompts", "solo.md"), "[role:solo] Run what you are told.\n", 0o644)
-	return dir
+	return h.roleGuild(filepath.Join(h.root, "operator-guild"), "solo", "[role:solo] Run what you are told.", "run_shell", "finish")
 }
 
 // shellRun runs `guildhall run --json` with the commands scripted and
@@ -164,9 +161,7 @@ func TestHostileSandboxFailsClosedWithoutBubblewrap(t *testing.T) {
 	ws := h.workspace("nobwrap")
 	// A PATH with the programs a run needs but no bwrap.
 	bin := filepath.Join(h.root, "bin-without-bwrap")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, bin)
 	for _, p := range []string{"git", "sh", "cat"} {
 		if full, err := exec.LookPath(p); err == nil {
 			_ = os.Symlink(full, filepath.Join(bin, p))
@@ -414,9 +409,7 @@ func TestHostileSandboxAllowlistAndWritable(t *testing.T) {
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
 	cache := filepath.Join(h.root, "cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, cache)
 	dep := filepath.Join(h.root, "operator-deployment.json")
 	h.write(dep, fmt.Sprintf(`{"sandbox": {"network": "allowlist", "allow": [%q], "writable": [%q]}}`, addr, cache), 0o644)
 	res, results := h.shellRun(ws, []string{"--deployment", dep},

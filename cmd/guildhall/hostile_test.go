@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -123,6 +124,14 @@ func (h *hostile) write(path, content string, mode os.FileMode) {
 	}
 }
 
+// mkdirs makes dir and its parents, 0755.
+func mkdirs(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // workspace makes an empty workspace folder named name.
 func (h *hostile) workspace(name string) string {
 	h.t.Helper()
@@ -130,6 +139,20 @@ func (h *hostile) workspace(name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		h.t.Fatal(err)
 	}
+	return dir
+}
+
+// roleGuild writes at dir a guild whose one role, role, has prompt (in
+// prompts/ROLE.md) and holds tools, and returns dir.
+func (h *hostile) roleGuild(dir, role, prompt string, tools ...string) string {
+	h.t.Helper()
+	h.write(filepath.Join(dir, "prompts", role+".md"), prompt+"\n", 0o644)
+	b, err := json.Marshal(map[string]any{"entryRole": role, "roles": map[string]any{
+		role: map[string]any{"systemPrompt": "prompts/" + role + ".md", "tools": tools}}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.write(filepath.Join(dir, "guild.json"), string(b), 0o644)
 	return dir
 }
 

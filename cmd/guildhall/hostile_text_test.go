@@ -42,9 +42,7 @@ func hostileRecords(t *testing.T, ws string) string {
 	t.Helper()
 	const id = "run-20250314-093000"
 	dir := filepath.Join(ws, ".orchestration", "runs", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, dir)
 	at := time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)
 	end := at.Add(time.Minute)
 	meta := store.Meta{

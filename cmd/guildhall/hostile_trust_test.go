@@ -205,9 +205,7 @@ func plantRecords(t *testing.T, h *hostile, ws string) string {
 	t.Helper()
 	id := "run-20260101-000000"
 	dir := filepath.Join(ws, ".orchestration", "runs", id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, dir)
 	meta := store.Meta{RunID: id, Task: "planted task", Effort: "standard", Status: store.StatusRunning,
 		StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), EntryRole: "orchestrator"}
 	b, _ := json.Marshal(meta)
@@ -357,9 +355,7 @@ func TestHostileLinkedRecordsFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h.t = t
 			ws := h.workspace("hardlink-" + name)
-			if err := os.MkdirAll(filepath.Join(ws, ".orchestration"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			mkdirs(t, filepath.Join(ws, ".orchestration"))
 			if err := os.Link(filepath.Join(h.outside, "notes.txt"), filepath.Join(ws, ".orchestration", name)); err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ package main
 // directories are bound in.
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,15 +21,7 @@ import (
 // orchestrator, has prompt and holds tools.
 func oneRoleGuild(t *testing.T, h *hostile, prompt string, tools ...string) string {
 	t.Helper()
-	dir := filepath.Join(h.root, "guild")
-	h.write(filepath.Join(dir, "prompts", "o.md"), prompt+"\n", 0o644)
-	b, err := json.Marshal(map[string]any{"entryRole": "orchestrator", "roles": map[string]any{
-		"orchestrator": map[string]any{"systemPrompt": "prompts/o.md", "tools": tools}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.write(filepath.Join(dir, "guild.json"), string(b), 0o644)
-	return dir
+	return h.roleGuild(filepath.Join(h.root, "guild"), "orchestrator", prompt, tools...)
 }
 
 // linkedGuild holds every git tool, write_file and run_shell.
@@ -139,13 +130,6 @@ func TestLinkedCheckoutsEndToEnd(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func mkdirs(t *testing.T, dir string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -31,9 +31,7 @@ func writerGuild(t *testing.T) string {
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		mkdirs(t, filepath.Dir(p))
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -226,9 +224,7 @@ func TestShowActivityReadsInterruptedAsInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(ws.Runs(), id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, store.LogFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
