@@ -48,9 +48,8 @@ func budgetRun(t *testing.T, ws string) (*store.Meta, []string) {
 	t.Helper()
 	m, evs := readRun(t, ws)
 	var paths []string
-	for _, e := range evs {
-		var p event.ToolCallPayload
-		if e.Type == event.ToolCall && json.Unmarshal(e.Payload, &p) == nil && p.Tool == "list_directory" {
+	for _, p := range payloadsOf[event.ToolCallPayload](t, evs, event.ToolCall) {
+		if p.Tool == "list_directory" {
 			var a struct{ Path string }
 			_ = json.Unmarshal([]byte(p.Arguments), &a)
 			paths = append(paths, a.Path)

@@ -82,9 +82,8 @@ func TestBinaryRunsToolCallsWrittenAsText(t *testing.T) {
 			}
 			_, evs := readRun(t, ws)
 			marked := 0
-			for _, e := range evs {
-				var p event.ToolCallPayload
-				if e.Type == event.ToolCall && e.Decode(&p) == nil && p.AsText != "" {
+			for _, p := range payloadsOf[event.ToolCallPayload](t, evs, event.ToolCall) {
+				if p.AsText != "" {
 					marked++
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -234,13 +235,9 @@ func TestQueueCLIAsksOnTheTerminalOnceAWriterStarted(t *testing.T) {
 	}
 	_, evs := readRun(t, ws)
 	answered := false
-	for _, e := range evs {
-		if e.Type == "human_answer" {
-			var p struct{ Answer, Source string }
-			_ = e.Decode(&p)
-			// The test's stdin is a pipe, not a terminal.
-			answered = p.Answer == "yes" && p.Source == "stdin"
-		}
+	for _, p := range payloadsOf[struct{ Answer, Source string }](t, evs, event.HumanAnswer) {
+		// The test's stdin is a pipe, not a terminal.
+		answered = p.Answer == "yes" && p.Source == "stdin"
 	}
 	if !answered {
 		t.Fatal("the answer read on stdin (option 1) did not reach the run as an answer from stdin")
@@ -303,12 +300,8 @@ func TestRunWithClosedStdinDoesNotWaitOnQuestions(t *testing.T) {
 	}
 	_, evs := readRun(t, ws)
 	unavailable := false
-	for _, e := range evs {
-		if e.Type == "tool_result" {
-			var p struct{ Tool, Kind string }
-			_ = e.Decode(&p)
-			unavailable = unavailable || (p.Tool == "ask_human" && p.Kind == "unavailable")
-		}
+	for _, p := range payloadsOf[struct{ Tool, Kind string }](t, evs, event.ToolResult) {
+		unavailable = unavailable || (p.Tool == "ask_human" && p.Kind == "unavailable")
 	}
 	if !unavailable {
 		t.Fatal("ask_human did not come back as unavailable")

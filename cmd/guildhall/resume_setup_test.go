@@ -32,15 +32,7 @@ func TestResumeUsesTheGuildTheRunStartedWith(t *testing.T) {
 			finishTurn("success", "wrote it"),
 		},
 	})
-	cmd := exec.Command(bin, "run", "--workspace", ws, "--guild", guild, "--provider", "script", "--script", script, "--no-input", "Do it")
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(ws, "started"), 30*time.Second)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	waitUnlocked(t, ws)
+	killOnceStarted(t, ws, bin, "run", "--workspace", ws, "--guild", guild, "--provider", "script", "--script", script, "--no-input", "Do it")
 	w, err := recordsOf(ws, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,14 +81,7 @@ func TestResumeNamesTheMissingRole(t *testing.T) {
 		"orchestrator": {{{"name": "agent", "args": map[string]any{"role": "coder", "task": "wait"}}}},
 		"coder":        {{{"name": "run_shell", "args": map[string]any{"command": "touch started; sleep 30"}}}},
 	})
-	cmd := exec.Command(bin, "run", "--workspace", ws, "--guild", absGuild(t), "--provider", "script", "--script", script, "--no-input", "Do it")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(ws, "started"), 30*time.Second)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	waitUnlocked(t, ws)
+	killOnceStarted(t, ws, bin, "run", "--workspace", ws, "--guild", absGuild(t), "--provider", "script", "--script", script, "--no-input", "Do it")
 	solo := filepath.Join(t.TempDir(), "solo")
 	os.MkdirAll(filepath.Join(solo, "prompts"), 0o755)
 	os.WriteFile(filepath.Join(solo, "guild.json"), []byte(`{"entryRole": "orchestrator", "roles": {"orchestrator": {"systemPrompt": "prompts/o.md", "tools": ["finish"]}}}`), 0o644)
@@ -107,6 +92,21 @@ func TestResumeNamesTheMissingRole(t *testing.T) {
 	if res.code == 0 || !strings.Contains(res.stderr, `role "coder" (instance coder-1-`) || !strings.Contains(res.stderr, "pass --guild "+absGuild(t)) {
 		t.Errorf("resume with a guild lacking the role:\n%s", res.stderr)
 	}
+}
+
+// killOnceStarted runs bin with args and kills it (SIGKILL) once a
+// command of its run has made ws/started, leaving the run to resume; it
+// returns when the workspace lock is free.
+func killOnceStarted(t *testing.T, ws, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(ws, "started"), 30*time.Second)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	waitUnlocked(t, ws)
 }
 
 // waitUnlocked waits for a killed binary's workspace lock to be released:
