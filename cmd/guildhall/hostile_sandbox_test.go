@@ -243,35 +243,44 @@ func TestHostileSandboxNoneWarns(t *testing.T) {
 // sandbox by its PID namespace, without it because Guildhall is a child
 // subreaper that kills what was reparented to it.
 func TestHostileSandboxDaemonsDie(t *testing.T) {
+	eachSandboxMode(t, func(t *testing.T, mode string) {
+		h := newHostile(t)
+		ws := h.workspace("daemons-" + mode)
+		mark := fmt.Sprintf("guildhall-daemon-%d-%s", os.Getpid(), mode)
+		res, results := h.shellRun(ws, []string{"--sandbox", mode},
+			"sh -c 'setsid -f sh -c \"sleep 300; : "+mark+"-a\"; sleep 0.3'; "+
+				"sh -c '(setsid sh -c \"(sleep 300; : "+mark+"-b) &\" &); sleep 0.3'; "+
+				"ps -eo args | grep -v grep | grep -c "+mark,
+			"ps -eo args | grep -v grep | grep -c "+mark+"; true",
+		)
+		if res.code != 0 || len(results) != 2 {
+			t.Fatalf("%s", res)
+		}
+		if n, _ := strconv.Atoi(strings.TrimSpace(results[0]["stdout"].(string))); n < 2 {
+			t.Fatalf("the daemons did not start: %v", results[0])
+		}
+		if n := strings.TrimSpace(results[1]["stdout"].(string)); n != "0" {
+			t.Errorf("%s daemon processes outlived the call", n)
+		}
+		if left := daemonsMatching(mark); len(left) > 0 {
+			t.Errorf("processes outlived Guildhall: %v", left)
+			for _, pid := range left {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+// eachSandboxMode runs test in the default sandbox (where bubblewrap
+// works here) and, as the control, with --sandbox none, each a subtest
+// named for its mode.
+func eachSandboxMode(t *testing.T, test func(t *testing.T, mode string)) {
 	for _, mode := range []string{"workspace-write", "none"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode != "none" {
 				sandboxtest.Need(t)
 			}
-			h := newHostile(t)
-			ws := h.workspace("daemons-" + mode)
-			mark := fmt.Sprintf("guildhall-daemon-%d-%s", os.Getpid(), mode)
-			res, results := h.shellRun(ws, []string{"--sandbox", mode},
-				"sh -c 'setsid -f sh -c \"sleep 300; : "+mark+"-a\"; sleep 0.3'; "+
-					"sh -c '(setsid sh -c \"(sleep 300; : "+mark+"-b) &\" &); sleep 0.3'; "+
-					"ps -eo args | grep -v grep | grep -c "+mark,
-				"ps -eo args | grep -v grep | grep -c "+mark+"; true",
-			)
-			if res.code != 0 || len(results) != 2 {
-				t.Fatalf("%s", res)
-			}
-			if n, _ := strconv.Atoi(strings.TrimSpace(results[0]["stdout"].(string))); n < 2 {
-				t.Fatalf("the daemons did not start: %v", results[0])
-			}
-			if n := strings.TrimSpace(results[1]["stdout"].(string)); n != "0" {
-				t.Errorf("%s daemon processes outlived the call", n)
-			}
-			if left := daemonsMatching(mark); len(left) > 0 {
-				t.Errorf("processes outlived Guildhall: %v", left)
-				for _, pid := range left {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
+			test(t, mode)
 		})
 	}
 }
@@ -301,71 +310,66 @@ func daemonsMatching(s string) []int {
 // (a new session), so /dev/tty fails, but root can still open the device
 // itself: that is the weaker guarantee docs/security.md states.
 func TestHostileSandboxTIOCSTI(t *testing.T) {
-	for _, mode := range []string{"workspace-write", "none"} {
-		t.Run(mode, func(t *testing.T) {
-			if mode != "none" {
-				sandboxtest.Need(t)
-			}
-			h := newHostile(t)
-			ws := h.workspace("tty-" + mode)
-			probeInto(t, ws)
-			master, slavePath := openPTY(t)
-			f := fakellm.New()
-			defer f.Close()
-			shellTurns(f, "./probe tiocsti "+slavePath)
-			slave, err := os.OpenFile(slavePath, os.O_RDWR|syscall.O_NOCTTY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(h.bin, "run", "--workspace", ws, "--guild", h.soloGuild(), "--base-url", f.BaseURL(),
-				"--model", "fake-model", "--no-input", "--json", "--sandbox", mode, "type into the terminal")
-			cmd.Dir, cmd.Env = ws, h.env()
-			var out, errOut bytes.Buffer
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &out, &errOut
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-			var seen bytes.Buffer
-			var mu sync.Mutex
-			go func() {
-				buf := make([]byte, 4096)
-				for {
-					n, err := master.Read(buf)
-					mu.Lock()
-					seen.Write(buf[:n])
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}()
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
-			}
-			slave.Close()
-			time.Sleep(100 * time.Millisecond)
-			results := shellResults(t, out.String())
-			if len(results) != 1 {
-				t.Fatalf("results %v\n%s", results, errOut.String())
-			}
-			probe := results[0]["stdout"].(string)
-			mu.Lock()
-			injected := strings.Contains(seen.String(), "INJECTED")
-			mu.Unlock()
-			if !strings.Contains(probe, "NO /dev/tty") {
-				t.Errorf("the command had a controlling terminal: %s", probe)
-			}
-			switch {
-			case mode != "none":
-				if injected || strings.Contains(probe, "OK ") {
-					t.Errorf("keystrokes reached the terminal from the sandbox: %s", probe)
-				}
-			case os.Geteuid() == 0 && legacyTIOCSTI():
-				// The control: root reaches the terminal through its device.
-				if !injected || !strings.Contains(probe, "OK "+slavePath) {
-					t.Errorf("control: root could not inject through %s: %s", slavePath, probe)
+	eachSandboxMode(t, func(t *testing.T, mode string) {
+		h := newHostile(t)
+		ws := h.workspace("tty-" + mode)
+		probeInto(t, ws)
+		master, slavePath := openPTY(t)
+		f := fakellm.New()
+		defer f.Close()
+		shellTurns(f, "./probe tiocsti "+slavePath)
+		slave, err := os.OpenFile(slavePath, os.O_RDWR|syscall.O_NOCTTY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(h.bin, "run", "--workspace", ws, "--guild", h.soloGuild(), "--base-url", f.BaseURL(),
+			"--model", "fake-model", "--no-input", "--json", "--sandbox", mode, "type into the terminal")
+		cmd.Dir, cmd.Env = ws, h.env()
+		var out, errOut bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &out, &errOut
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		var seen bytes.Buffer
+		var mu sync.Mutex
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, err := master.Read(buf)
+				mu.Lock()
+				seen.Write(buf[:n])
+				mu.Unlock()
+				if err != nil {
+					return
 				}
 			}
-		})
-	}
+		}()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+		}
+		slave.Close()
+		time.Sleep(100 * time.Millisecond)
+		results := shellResults(t, out.String())
+		if len(results) != 1 {
+			t.Fatalf("results %v\n%s", results, errOut.String())
+		}
+		probe := results[0]["stdout"].(string)
+		mu.Lock()
+		injected := strings.Contains(seen.String(), "INJECTED")
+		mu.Unlock()
+		if !strings.Contains(probe, "NO /dev/tty") {
+			t.Errorf("the command had a controlling terminal: %s", probe)
+		}
+		switch {
+		case mode != "none":
+			if injected || strings.Contains(probe, "OK ") {
+				t.Errorf("keystrokes reached the terminal from the sandbox: %s", probe)
+			}
+		case os.Geteuid() == 0 && legacyTIOCSTI():
+			// The control: root reaches the terminal through its device.
+			if !injected || !strings.Contains(probe, "OK "+slavePath) {
+				t.Errorf("control: root could not inject through %s: %s", slavePath, probe)
+			}
+		}
+	})
 }
 
 // openPTY opens a pseudo-terminal and returns its master and the slave's
