@@ -301,16 +301,9 @@ func growLog(b *testing.B, path string, size int64) int64 {
 			{event.ToolCall, event.ToolCallPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: id, Arguments: `{"path":"README.md"}`}},
 			{event.ToolResult, event.ToolResultPayload{Role: "orchestrator", RoleID: "orchestrator-0-1", Tool: "read_file", CallID: id, Kind: "success", Result: result, ElapsedMs: 1}},
 		} {
-			ev, err := event.New(t0.Add(time.Duration(n)*time.Millisecond), e.typ, e.p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			line, err := json.Marshal(ev)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = w.Write(append(line, '\n'))
-			written += int64(len(line)) + 1
+			line := logLine(b, t0.Add(time.Duration(n)*time.Millisecond), e.typ, e.p)
+			_, _ = w.Write(line)
+			written += int64(len(line))
 		}
 	}
 	if err := w.Flush(); err != nil {

@@ -81,20 +81,11 @@ func hostileRecords(t *testing.T, ws string) string {
 			Summary: meta.Result.Summary, Error: &event.ErrorInfo{Kind: "tool_error", Message: meta.Error.Message}}},
 		{event.RunStatus, event.RunStatusPayload{Status: "error", Reason: "~~&#`27`;]2;x~~ REASONTAIL"}},
 	}
-	var log strings.Builder
+	var log []byte
 	for i, e := range events {
-		ev, err := event.New(at.Add(time.Duration(i)*time.Second), e.typ, e.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		line, err := json.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		log.Write(line)
-		log.WriteByte('\n')
+		log = append(log, logLine(t, at.Add(time.Duration(i)*time.Second), e.typ, e.p)...)
 	}
-	write("log.jsonl", []byte(log.String()))
+	write("log.jsonl", log)
 	return id
 }
 
@@ -220,18 +211,9 @@ func TestHostileGuildCheckPrintsSafely(t *testing.T) {
 
 	ws2 := h.workspace("guild-ok")
 	dir = hostileGuildDir(t, h, ws2, "sol"+attack+"o")
-	guild := filepath.Join(dir, "guild.json")
-	b, err := os.ReadFile(guild)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g map[string]any
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
-	delete(g["roles"].(map[string]any), "helper\n"+attack)
-	b, _ = json.Marshal(g)
-	h.write(guild, string(b), 0o644)
+	editJSON(t, filepath.Join(dir, "guild.json"), func(g map[string]any) {
+		delete(g["roles"].(map[string]any), "helper\n"+attack)
+	})
 	res = h.run(ws2, 0, "check", "--guild", dir)
 	if res.code != 0 {
 		t.Fatalf("check of a hostile but valid guild:\n%s", res)

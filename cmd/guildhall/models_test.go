@@ -7,7 +7,6 @@ package main
 // deployment that adds an endpoint for a role gets no key there.
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,20 +21,9 @@ import (
 func modelGuild(t *testing.T, dir string) string {
 	t.Helper()
 	copyGuild(t, absGuild(t), dir)
-	file := filepath.Join(dir, "guild.json")
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g map[string]any
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatal(err)
-	}
-	g["roles"].(map[string]any)["coder"].(map[string]any)["model"] = "coder"
-	b, _ = json.Marshal(g)
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editJSON(t, filepath.Join(dir, "guild.json"), func(g map[string]any) {
+		g["roles"].(map[string]any)["coder"].(map[string]any)["model"] = "coder"
+	})
 	return dir
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/runner/event"
@@ -86,6 +87,39 @@ func jsonEvents[T any](t *testing.T, stdout string, typ event.Type) []T {
 		}
 	}
 	return payloadsOf[T](t, evs, typ)
+}
+
+// logLine is the log line (newline included) of an event of type typ
+// with payload p at at, as the writer lays it out.
+func logLine(tb testing.TB, at time.Time, typ event.Type, p any) []byte {
+	tb.Helper()
+	ev, err := event.New(at, typ, p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	line, err := json.Marshal(ev)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return append(line, '\n')
+}
+
+// editJSON rewrites the JSON object in file with edit.
+func editJSON(t *testing.T, file string, edit func(map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	edit(v)
+	b, _ = json.Marshal(v)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func queueDelegation(f *fakellm.Server) {
