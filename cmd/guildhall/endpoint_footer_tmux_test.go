@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"net/url"
 	"testing"
 
@@ -14,12 +13,7 @@ import (
 func TestEndpointDialogChangeShowsInTheFooter(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("endpoint-footer")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l.Addr().String()
-	l.Close() // a port that refuses: the dialog opens at once
+	closed := "127.0.0.1:" + freePort(t) // a port that refuses: the dialog opens at once
 	f := fakellm.New()
 	defer f.Close()
 	u, err := url.Parse(f.BaseURL())

@@ -20,8 +20,8 @@ import (
 	"github.com/guildhall/guildhall/store"
 )
 
-// absGuild is the test guild's absolute path: the binary runs in the
-// workspace.
+// absGuild is the test guild's absolute path (the original format's
+// guild, with its researcher): the binary runs in the workspace.
 func absGuild(t *testing.T) string {
 	t.Helper()
 	p, err := filepath.Abs(testGuild)

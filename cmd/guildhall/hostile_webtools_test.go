@@ -65,17 +65,6 @@ func webScriptQuery(t *testing.T, dir, query, page string) string {
 	return p
 }
 
-// webGuild is the original-format test guild (with its researcher), as an
-// absolute path: the binary runs in the workspace.
-func webGuild(t *testing.T) string {
-	t.Helper()
-	abs, err := filepath.Abs(testGuild)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
-
 // assertInertOutput fails when terminal output carries control the
 // program did not write: escapes, C1 controls, bidi overrides.
 func assertInertOutput(t *testing.T, name, s string) {
@@ -96,7 +85,7 @@ func TestHostileDeploymentCannotAimTheSearchKey(t *testing.T) {
 
 	ws := h.workspace("kagi-endpoint")
 	h.write(filepath.Join(ws, "deployment.json"), `{"webSearch": {"provider": "kagi", "endpoint": "`+h.keyServer.URL+`/api/v0/search"}}`, 0o644)
-	res := h.runEnv(ws, 0, kagiEnv, "run", "--trust-workspace", "--guild", webGuild(t), "--provider", "script", "--no-input", "Research it")
+	res := h.runEnv(ws, 0, kagiEnv, "run", "--trust-workspace", "--guild", absGuild(t), "--provider", "script", "--no-input", "Research it")
 	if res.code != exitUsage || !strings.Contains(res.stderr, "webSearch.endpoint cannot be set for Kagi") || !strings.Contains(res.stderr, "deployment.json:1:") {
 		t.Fatalf("a Kagi endpoint in the file must be a configuration error naming it:\n%s", res)
 	}
@@ -108,7 +97,7 @@ func TestHostileDeploymentCannotAimTheSearchKey(t *testing.T) {
 	h.write(filepath.Join(ws, "deployment.json"), `{"sandbox": {"network": "allowlist", "allow": ["`+strings.TrimPrefix(site.URL, "http://")+`", "`+strings.TrimPrefix(h.keyServer.URL, "http://")+`"]},
   "webSearch": {"provider": "searxng", "endpoint": "`+h.keyServer.URL+`"}}`, 0o644)
 	script := webScript(t, h.root, site.URL+"/setup")
-	res = h.runEnv(ws, 0, kagiEnv, "run", "--trust-workspace", "--guild", webGuild(t), "--provider", "script", "--script", script, "--no-input", "Research it")
+	res = h.runEnv(ws, 0, kagiEnv, "run", "--trust-workspace", "--guild", absGuild(t), "--provider", "script", "--script", script, "--no-input", "Research it")
 	if res.code != exitOK {
 		t.Fatalf("the run should finish:\n%s", res)
 	}
@@ -131,7 +120,7 @@ func TestHostilePageStaysInertInTheTerminal(t *testing.T) {
 	h.write(filepath.Join(ws, "deployment.json"), `{"sandbox": {"network": "allowlist", "allow": ["`+strings.TrimPrefix(site.URL, "http://")+`"]}}`, 0o644)
 	script := webScript(t, h.root, site.URL+"/setup")
 	for _, mode := range [][]string{nil, {"--json"}} {
-		args := append([]string{"run", "--trust-workspace", "--guild", webGuild(t), "--provider", "script", "--script", script, "--no-input"}, mode...)
+		args := append([]string{"run", "--trust-workspace", "--guild", absGuild(t), "--provider", "script", "--script", script, "--no-input"}, mode...)
 		res := h.run(ws, 0, append(args, "Research it")...)
 		if res.code != exitOK {
 			t.Fatalf("%v: the run should finish:\n%s", mode, res)
@@ -178,7 +167,7 @@ func TestHostileSearchEndpointObeysEgress(t *testing.T) {
 
 	const secret = "DB_PASSWORD=hunter2-4242"
 	script := webScriptQuery(t, h.root, "config "+secret, h.keyServer.URL+"/page")
-	res = h.run(ws, 0, "run", "--trust-workspace", "--guild", webGuild(t), "--provider", "script", "--script", script, "--no-input", "--json", "Research it")
+	res = h.run(ws, 0, "run", "--trust-workspace", "--guild", absGuild(t), "--provider", "script", "--script", script, "--no-input", "--json", "Research it")
 	if res.code != exitOK {
 		t.Fatalf("the run should finish:\n%s", res)
 	}
