@@ -38,6 +38,19 @@ func gitRepoIn(t *testing.T, h *hostile, dir, attributes string) {
 	hostileGit(t, dir, "commit", "-q", "-m", "first")
 }
 
+// readmeRepo makes dir a repository as gitRepoIn does, with a README
+// saying readme committed too: another repository than the workspace's.
+func readmeRepo(t *testing.T, h *hostile, dir, readme string) string {
+	t.Helper()
+	h.write(filepath.Join(dir, "README"), readme+"\n", 0o644)
+	gitRepoIn(t, h, dir, "")
+	return dir
+}
+
+// outsideGitdirNote is the startup note of a workspace whose .git file
+// leads out of it.
+const outsideGitdirNote = "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace"
+
 // gitGuild writes, outside the workspace, a one-role guild whose
 // orchestrator holds the git tools and read_file.
 func gitGuild(t *testing.T, h *hostile) string {
@@ -76,36 +89,30 @@ func TestHostileGitRepositories(t *testing.T) {
 		{
 			name: ".git file pointing at a repository outside",
 			plant: func(t *testing.T, h *hostile, ws string) {
-				repo := filepath.Join(h.outside, "repo")
-				h.write(filepath.Join(repo, "README"), "outside repository\n", 0o644)
-				gitRepoIn(t, h, repo, "")
+				repo := readmeRepo(t, h, filepath.Join(h.outside, "repo"), "outside repository")
 				h.write(filepath.Join(ws, ".git"), "gitdir: "+filepath.Join(repo, ".git")+"\n", 0o644)
 				h.write(filepath.Join(ws, "a.txt"), "workspace\n", 0o644)
 			},
 			kind:    "permission_denied",
 			message: "the .git file's gitdir is outside the workspace and is another repository's own git directory",
-			note:    "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace",
+			note:    outsideGitdirNote,
 		},
 		{
 			name: ".git file naming another checkout's linked worktree",
 			plant: func(t *testing.T, h *hostile, ws string) {
-				repo := filepath.Join(h.outside, "repo")
-				h.write(filepath.Join(repo, "README"), "outside repository\n", 0o644)
-				gitRepoIn(t, h, repo, "")
+				repo := readmeRepo(t, h, filepath.Join(h.outside, "repo"), "outside repository")
 				hostileGit(t, repo, "worktree", "add", "-q", "-b", "wt", filepath.Join(h.outside, "wt"))
 				h.write(filepath.Join(ws, ".git"), "gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n", 0o644)
 				h.write(filepath.Join(ws, "a.txt"), "workspace\n", 0o644)
 			},
 			kind:    "permission_denied",
 			message: "its gitdir file (the worktree's back-pointer) names another checkout's .git",
-			note:    "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace",
+			note:    outsideGitdirNote,
 		},
 		{
 			name: "a worktree of a repository in ~/.ssh",
 			plant: func(t *testing.T, h *hostile, ws string) {
-				repo := filepath.Join(h.home, ".ssh", "keys")
-				h.write(filepath.Join(repo, "README"), "keys\n", 0o644)
-				gitRepoIn(t, h, repo, "")
+				repo := readmeRepo(t, h, filepath.Join(h.home, ".ssh", "keys"), "keys")
 				if err := os.Remove(ws); err != nil {
 					t.Fatal(err)
 				}
@@ -114,7 +121,7 @@ func TestHostileGitRepositories(t *testing.T) {
 			},
 			kind:    "permission_denied",
 			message: "a place the git tools never touch",
-			note:    "note: .orchestration/ was not added to the git exclude file: the .git file's gitdir is outside the workspace",
+			note:    outsideGitdirNote,
 		},
 		{
 			name: "info/exclude linking to a file outside",
