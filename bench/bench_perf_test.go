@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/guildhall/guildhall/internal/sandboxtest"
-	"github.com/guildhall/guildhall/runner"
-	"github.com/guildhall/guildhall/runner/seed"
 	"github.com/guildhall/guildhall/store"
 	"github.com/guildhall/guildhall/tools/sandbox"
 )
@@ -18,17 +16,7 @@ import (
 // cost (copies, sessions, sandboxes, validations) with a model that costs
 // nothing. The build cache is warm after the first iteration.
 func BenchmarkStarterSuiteOffline(b *testing.B) {
-	benches, err := LoadSuite(starterSuite)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
-	if err != nil {
-		b.Fatal(err)
-	}
-	g.Path = "seed"
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
+	benches, g, d := starterSeed(b)
 	host := sandbox.NewHost()
 	work := b.TempDir()
 	for _, jobs := range []int{1, 2, 4} {

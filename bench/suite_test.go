@@ -15,6 +15,25 @@ import (
 // starterSuite is the suite shipped in bench/suite.
 const starterSuite = "suite"
 
+// starterSeed loads the starter suite and the seed guild, with the
+// default deployment fitted to it: what the suite played offline starts
+// from, in its test and its benchmark.
+func starterSeed(tb testing.TB) ([]Benchmark, *runner.Guild, *runner.Deployment) {
+	tb.Helper()
+	benches, err := LoadSuite(starterSuite)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g.Path = "seed"
+	d := runner.DefaultDeployment()
+	d.FitToGuild(g)
+	return benches, g, d
+}
+
 // needsPython skips a Python benchmark clearly when python3 is not on the
 // benchmarks' PATH (CI may lack it).
 func needsPython(t *testing.T, b Benchmark, path string) bool {
@@ -104,17 +123,7 @@ func TestStarterSuitePlaysOffline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite")
 	}
-	benches, err := LoadSuite(starterSuite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := runner.LoadGuild(seed.Guild(), "seed guild")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Path = "seed"
-	d := runner.DefaultDeployment()
-	d.FitToGuild(g)
+	benches, g, d := starterSeed(t)
 	d.Model.Provider = "script"
 	h := newHarness(t, Variant{Name: "seed", Guild: g, Deployment: d, Provider: OwnScript})
 	h.Jobs = 2
