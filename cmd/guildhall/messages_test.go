@@ -180,7 +180,7 @@ func TestConsoleWithoutATerminal(t *testing.T) {
 			}
 			shown := append([]string{}, tc.args...)
 			golden.Check(t, filepath.Join("testdata", "cli", tc.name+".golden"),
-				[]byte(normalize(transcript(shown, cliResult{res.code, res.stdout, res.stderr}), map[string]string{ws: "$WORKSPACE"})))
+				[]byte(normalize(transcript(shown, cliResult(res)), map[string]string{ws: "$WORKSPACE"})))
 		})
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".orchestration")); err == nil {
