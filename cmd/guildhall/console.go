@@ -11,9 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
 	"strings"
 	"sync"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 

@@ -70,7 +70,7 @@ func (c *consoleEndpoint) Settings() tui.EndpointSettings {
 	if c.d.Model.Provider == "anthropic" && isDefaultBase(base) {
 		base = "https://api.anthropic.com"
 	}
-	return tui.EndpointSettings{Provider: c.d.Model.Provider, BaseURL: redactBase(base), Model: c.d.Model.Name}
+	return tui.EndpointSettings{Provider: c.d.Model.Provider, BaseURL: provider.RedactURL(base), Model: c.d.Model.Name}
 }
 
 // Check probes the endpoint again. Only a model list that answers counts:

@@ -91,17 +91,7 @@ func endpointLabel(d *runner.Deployment) string {
 	if d.Model.Provider == "anthropic" && isDefaultBase(d.Model.APIBase) {
 		return "https://api.anthropic.com"
 	}
-	return redactBase(d.Model.APIBase)
-}
-
-// redactBase drops user information from a URL for messages.
-func redactBase(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
+	return provider.RedactURL(d.Model.APIBase)
 }
 
 func hostIs(raw, host string) bool {
@@ -162,7 +152,7 @@ func (st *endpointState) probeNow(ctx context.Context, d *runner.Deployment) {
 	cancel()
 	if err != nil {
 		st.probeErr = err
-		st.notes = append(st.notes, fmt.Sprintf("could not list models at %s (%v); continuing with the configured model", redactBase(st.cfg.BaseURL), err))
+		st.notes = append(st.notes, fmt.Sprintf("could not list models at %s (%v); continuing with the configured model", provider.RedactURL(st.cfg.BaseURL), err))
 		return
 	}
 	st.answered = true

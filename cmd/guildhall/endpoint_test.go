@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,17 +25,6 @@ func noKeys(t *testing.T) {
 	for _, n := range []string{"GUILDHALL_BASE_URL", "GUILDHALL_PROVIDER", "GUILDHALL_MODEL"} {
 		t.Setenv(n, "")
 	}
-}
-
-func closedBaseURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + l.Addr().String() + "/v1"
-	l.Close()
-	return base
 }
 
 var (
@@ -93,7 +81,7 @@ func TestEndpointSetupErrorsAtStart(t *testing.T) {
 		env  map[string]string
 		args []string
 	}{
-		{"closed_port", nil, []string{"--base-url", closedBaseURL(t)}},
+		{"closed_port", nil, []string{"--base-url", fakellm.RefusedURL(t)}},
 		{"not_a_url", nil, []string{"--base-url", "notaurl"}},
 		{"not_http", nil, []string{"--base-url", "ftp://models.example/v1"}},
 		{"env_without_scheme", map[string]string{"GUILDHALL_BASE_URL": "localhost:8080/v1"}, nil},
@@ -153,7 +141,7 @@ func TestEndpointThatFailsItsFirstCall(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "endpoint", "first_call_fails.golden"), endpointTranscript(res, ws))
 	// Nothing nags about it later.
-	again := runCLI(t, "", "run", "--workspace", ws, "--guild", testGuild, "--no-input", "--base-url", closedBaseURL(t), "x")
+	again := runCLI(t, "", "run", "--workspace", ws, "--guild", testGuild, "--no-input", "--base-url", fakellm.RefusedURL(t), "x")
 	if strings.Contains(again.stderr, "stopped before finishing") {
 		t.Errorf("the failed start is offered for resume:\n%s", again.stderr)
 	}

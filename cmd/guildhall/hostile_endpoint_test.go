@@ -21,7 +21,7 @@ import (
 func TestClosedPortFailsFastWithNoRecord(t *testing.T) {
 	h := newHostile(t)
 	ws := h.workspace("closed-port")
-	base := closedBaseURL(t)
+	base := fakellm.RefusedURL(t)
 	for _, args := range [][]string{
 		{"run", "--base-url", base, "--no-input", "Say hello"},
 		{"queue", "run", "--base-url", base},
@@ -81,7 +81,7 @@ func TestConsoleShowsTheEndpointDialogAndRecovers(t *testing.T) {
 	}
 	c := &tmuxConsole{t: t, name: fmt.Sprintf("guildhall-endpoint-%d", os.Getpid())}
 	script := fmt.Sprintf("cd %s && env -i %s %s --base-url %s 'Say hello' 2>%s; sleep 60",
-		singleQuote(ws), strings.Join(env, " "), h.bin, closedBaseURL(t), filepath.Join(h.root, "stderr"))
+		singleQuote(ws), strings.Join(env, " "), h.bin, fakellm.RefusedURL(t), filepath.Join(h.root, "stderr"))
 	c.tmux("new-session", "-d", "-s", c.name, "-x", "100", "-y", "34", script)
 	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", c.name).Run() })
 

@@ -13,29 +13,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/runner/event"
 )
-
-// hostileGit runs the real git, unhardened, to build fixtures.
-func hostileGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
 
 // gitRepoIn makes dir a repository with a.txt and .gitattributes committed.
 func gitRepoIn(t *testing.T, h *hostile, dir, attributes string) {
 	t.Helper()
-	hostileGit(t, dir, "init", "-q", "-b", "main")
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
 	h.write(filepath.Join(dir, "a.txt"), "one\n", 0o644)
 	h.write(filepath.Join(dir, ".gitattributes"), attributes, 0o644)
-	hostileGit(t, dir, "add", "-A")
-	hostileGit(t, dir, "commit", "-q", "-m", "first")
+	gittest.Run(t, dir, "add", "-A")
+	gittest.Run(t, dir, "commit", "-q", "-m", "first")
 }
 
 // readmeRepo makes dir a repository as gitRepoIn does, with a README
@@ -101,7 +90,7 @@ func TestHostileGitRepositories(t *testing.T) {
 			name: ".git file naming another checkout's linked worktree",
 			plant: func(t *testing.T, h *hostile, ws string) {
 				repo := readmeRepo(t, h, filepath.Join(h.outside, "repo"), "outside repository")
-				hostileGit(t, repo, "worktree", "add", "-q", "-b", "wt", filepath.Join(h.outside, "wt"))
+				gittest.Run(t, repo, "worktree", "add", "-q", "-b", "wt", filepath.Join(h.outside, "wt"))
 				h.write(filepath.Join(ws, ".git"), "gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n", 0o644)
 				h.write(filepath.Join(ws, "a.txt"), "workspace\n", 0o644)
 			},
@@ -116,7 +105,7 @@ func TestHostileGitRepositories(t *testing.T) {
 				if err := os.Remove(ws); err != nil {
 					t.Fatal(err)
 				}
-				hostileGit(t, repo, "worktree", "add", "-q", "-b", "wt", ws)
+				gittest.Run(t, repo, "worktree", "add", "-q", "-b", "wt", ws)
 				h.write(filepath.Join(ws, "a.txt"), "two\n", 0o644)
 			},
 			kind:    "permission_denied",

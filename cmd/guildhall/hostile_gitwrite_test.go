@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/runner/event"
 )
 
@@ -26,7 +27,7 @@ func TestHostileFileToolsWriteGit(t *testing.T) {
 	gitRepoIn(t, h, ws, "")
 	sub := filepath.Join(ws, "sub")
 	h.write(filepath.Join(sub, "s.txt"), "nested\n", 0o644)
-	hostileGit(t, sub, "init", "-q", "-b", "main")
+	gittest.Run(t, sub, "init", "-q", "-b", "main")
 	// What a command could have left: a link to the hooks folder.
 	if err := os.Symlink(".git/hooks", filepath.Join(ws, "hooks-link")); err != nil {
 		t.Fatal(err)

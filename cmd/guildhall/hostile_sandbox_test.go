@@ -27,6 +27,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/internal/gobuild"
+	"github.com/guildhall/guildhall/internal/proctest"
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner/event"
 )
@@ -84,32 +86,15 @@ func shellResults(t *testing.T, stdout string) []map[string]any {
 	return out
 }
 
-var (
-	cmdProbeOnce sync.Once
-	cmdProbe     []byte
-	cmdProbeErr  error
-)
+// probe is the attacker's probe (tools/sandbox/testdata/probe), built once
+// per test process; TestMain removes it.
+var probe = gobuild.New("github.com/guildhall/guildhall/tools/sandbox/testdata/probe", "probe")
 
-// probeInto builds the attacker's probe (tools/sandbox/testdata/probe)
-// once and copies it into the workspace, as a repository would ship it.
+// probeInto copies the probe into the workspace, as a repository would
+// ship it.
 func probeInto(t *testing.T, ws string) {
 	t.Helper()
-	cmdProbeOnce.Do(func() {
-		out := filepath.Join(t.TempDir(), "probe")
-		cmd := exec.Command("go", "build", "-o", out, "../../tools/sandbox/testdata/probe")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			cmdProbeErr = fmt.Errorf("build the probe: %v\n%s", err, b)
-			return
-		}
-		cmdProbe, cmdProbeErr = os.ReadFile(out)
-	})
-	if cmdProbeErr != nil {
-		t.Fatal(cmdProbeErr)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "probe"), cmdProbe, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	probe.CopyTo(t, ws)
 }
 
 // The attacker's repository tries, through run_shell, to read the
@@ -262,7 +247,7 @@ func TestHostileSandboxDaemonsDie(t *testing.T) {
 		if n := strings.TrimSpace(results[1]["stdout"].(string)); n != "0" {
 			t.Errorf("%s daemon processes outlived the call", n)
 		}
-		if left := daemonsMatching(mark); len(left) > 0 {
+		if left := proctest.Matching(mark); len(left) > 0 {
 			t.Errorf("processes outlived Guildhall: %v", left)
 			for _, pid := range left {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -283,23 +268,6 @@ func eachSandboxMode(t *testing.T, test func(t *testing.T, mode string)) {
 			test(t, mode)
 		})
 	}
-}
-
-func daemonsMatching(s string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(s)) {
-			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && !bytes.Contains(st[bytes.LastIndexByte(st, ')'):], []byte(") Z")) {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
 }
 
 // TestHostileSandboxTIOCSTI runs Guildhall on a terminal (a pty that is

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guildhall/guildhall/internal/gittest"
 	"github.com/guildhall/guildhall/runner/event"
 )
 
@@ -46,7 +47,7 @@ func TestLinkedCheckoutsEndToEnd(t *testing.T) {
 			mkdirs(t, main)
 			gitRepoIn(t, h, main, "")
 			ws := filepath.Join(repos, "wt")
-			hostileGit(t, main, "worktree", "add", "-q", "-b", "feature", ws)
+			gittest.Run(t, main, "worktree", "add", "-q", "-b", "feature", ws)
 			return ws, filepath.Join(main, ".git"), main
 		}},
 		{"submodule checkout", func(t *testing.T, h *hostile, repos string) (string, string, string) {
@@ -54,12 +55,12 @@ func TestLinkedCheckoutsEndToEnd(t *testing.T) {
 			mkdirs(t, lib)
 			gitRepoIn(t, h, lib, "")
 			h.write(filepath.Join(super, "super.txt"), "superproject\n", 0o644)
-			hostileGit(t, super, "init", "-q", "-b", "main")
-			hostileGit(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
-			hostileGit(t, super, "add", "-A")
-			hostileGit(t, super, "commit", "-q", "-m", "super")
+			gittest.Run(t, super, "init", "-q", "-b", "main")
+			gittest.Run(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib")
+			gittest.Run(t, super, "add", "-A")
+			gittest.Run(t, super, "commit", "-q", "-m", "super")
 			ws := filepath.Join(super, "lib")
-			hostileGit(t, ws, "checkout", "-q", "-b", "feature")
+			gittest.Run(t, ws, "checkout", "-q", "-b", "feature")
 			return ws, filepath.Join(super, ".git", "modules", "lib"), super
 		}},
 	}
@@ -114,13 +115,13 @@ func TestLinkedCheckoutsEndToEnd(t *testing.T) {
 			if b, _ := os.ReadFile(filepath.Join(common, "info", "exclude")); !strings.Contains(string(b), "/.orchestration/") {
 				t.Errorf("no exclude entry in the common directory: %q", b)
 			}
-			if got := gitOut(t, ws, "log", "-1", "--format=%s", "feature"); got != "linked work" {
+			if got := gittest.Run(t, ws, "log", "-1", "--format=%s", "feature"); got != "linked work" {
 				t.Errorf("the feature branch: %q", got)
 			}
-			if got := gitOut(t, ws, "rev-parse", "checkpoint^{commit}"); got == "" {
+			if got := gittest.Run(t, ws, "rev-parse", "checkpoint^{commit}"); got == "" {
 				t.Error("no checkpoint branch")
 			}
-			if got := gitOut(t, ws, "ls-files"); strings.Contains(got, ".orchestration") {
+			if got := gittest.Run(t, ws, "ls-files"); strings.Contains(got, ".orchestration") {
 				t.Errorf("run records committed: %s", got)
 			}
 			after := workTreeSums(t, other)
@@ -131,19 +132,6 @@ func TestLinkedCheckoutsEndToEnd(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gitOut runs git in dir and returns its trimmed output.
-func gitOut(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // workTreeSums checksums a checkout's files, its .git and the workspace

@@ -36,5 +36,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	mcptest.Cleanup()
+	probe.Remove()
 	os.Exit(code)
 }

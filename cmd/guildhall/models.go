@@ -59,7 +59,7 @@ func (cfg *config) keyForModel(keys keyring, name string) (string, string) {
 		return key, ""
 	}
 	return "", fmt.Sprintf("the API key is not sent to %s (model %s): the workspace's %s chose that endpoint, and keys go only to endpoints you configured; to send it, set models.%s.apiBase in your own deployment.json",
-		redactBase(v.Model.APIBase), name, origin, name)
+		provider.RedactURL(v.Model.APIBase), name, origin, name)
 }
 
 // openModels checks, keys and probes each named model a role of g runs
@@ -189,7 +189,7 @@ func checkModels(out io.Writer, cfg *config, g *runner.Guild, keys keyring) {
 		if what == "" {
 			what = "the server's first model"
 		}
-		fmt.Fprintf(out, "model %s: %s at %s (provider %s), for %s\n", name, render.SanitizeLine(what), render.SanitizeLine(redactBase(m.APIBase)),
+		fmt.Fprintf(out, "model %s: %s at %s (provider %s), for %s\n", name, render.SanitizeLine(what), render.SanitizeLine(provider.RedactURL(m.APIBase)),
 			render.SanitizeLine(m.Provider), render.SanitizeLine(strings.Join(roles, ", ")))
 		if _, note := cfg.keyForModel(keys, name); note != "" {
 			fmt.Fprintln(out, "note:", render.SanitizeLine(note))

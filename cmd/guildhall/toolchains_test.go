@@ -14,7 +14,6 @@ package main
 import (
 	"archive/tar"
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -83,17 +82,7 @@ func (h *hostile) buildRunSandbox(ws, sandbox string, extraEnv []string, command
 func toolCalls(t *testing.T, stdout string) []toolchainCall {
 	t.Helper()
 	var out []toolchainCall
-	sc := bufio.NewScanner(strings.NewReader(stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e event.Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != event.ToolResult {
-			continue
-		}
-		var p event.ToolResultPayload
-		if err := e.Decode(&p); err != nil {
-			continue
-		}
+	for _, p := range jsonEvents[event.ToolResultPayload](t, stdout, event.ToolResult) {
 		var r struct {
 			Kind string          `json:"kind"`
 			Data json.RawMessage `json:"data"`
