@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/rmtree"
 	"github.com/guildhall/guildhall/render"
 	"github.com/guildhall/guildhall/runner"
 	"github.com/guildhall/guildhall/runner/event"
@@ -197,24 +198,9 @@ func (h *Harness) workDir() (string, func(), error) {
 func (h *Harness) cleanup(dir string) func() {
 	return func() {
 		if !h.Keep && dir != "" {
-			_ = removeTree(dir)
+			_ = rmtree.RemoveAll(dir)
 		}
 	}
-}
-
-// removeTree removes a folder tree even where a run took the write bit
-// off a folder.
-func removeTree(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }
 
 // runDirs are one run's folders.

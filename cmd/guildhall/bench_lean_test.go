@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
+	"github.com/guildhall/guildhall/internal/ptytest"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/store"
 )
@@ -58,7 +59,7 @@ const firstFrameMark = " Guildhall ["
 // stop, which kills it and closes the terminal.
 func startOnTerminal(b *testing.B, bin string, args ...string) (*os.File, *exec.Cmd, time.Time, func()) {
 	b.Helper()
-	master, slave := openPTY(b)
+	master, slave := ptytest.Open(b)
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
 		b.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/ptytest"
 	"github.com/guildhall/guildhall/store"
 )
 
@@ -112,7 +113,7 @@ func (h *hostile) runCapped(dir string, args ...string) result {
 // its own whose controlling terminal is a fresh pseudo-terminal.
 func (h *hostile) cappedCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	h.t.Helper()
-	_, slavePath := openPTY(h.t)
+	_, slavePath := ptytest.Open(h.t)
 	slave, err := os.OpenFile(slavePath, os.O_RDWR|syscall.O_NOCTTY, 0)
 	mustOK(h.t, err)
 	h.t.Cleanup(func() { slave.Close() })

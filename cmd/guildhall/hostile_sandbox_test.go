@@ -22,13 +22,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/guildhall/guildhall/internal/fakellm"
 	"github.com/guildhall/guildhall/internal/gobuild"
 	"github.com/guildhall/guildhall/internal/proctest"
+	"github.com/guildhall/guildhall/internal/ptytest"
 	"github.com/guildhall/guildhall/internal/sandboxtest"
 	"github.com/guildhall/guildhall/runner/event"
 )
@@ -282,7 +280,7 @@ func TestHostileSandboxTIOCSTI(t *testing.T) {
 		h := newHostile(t)
 		ws := h.workspace("tty-" + mode)
 		probeInto(t, ws)
-		master, slavePath := openPTY(t)
+		master, slavePath := ptytest.Open(t)
 		f := fakellm.New()
 		defer f.Close()
 		shellTurns(f, "./probe tiocsti "+slavePath)
@@ -338,26 +336,6 @@ func TestHostileSandboxTIOCSTI(t *testing.T) {
 			}
 		}
 	})
-}
-
-// openPTY opens a pseudo-terminal and returns its master and the slave's
-// path.
-func openPTY(t testing.TB) (*os.File, string) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skip("no pseudo-terminals:", err)
-	}
-	t.Cleanup(func() { master.Close() })
-	var unlock int32
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); errno != 0 {
-		t.Fatal(errno)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return master, "/dev/pts/" + strconv.Itoa(n)
 }
 
 func legacyTIOCSTI() bool {

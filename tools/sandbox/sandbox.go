@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/rmtree"
 	"github.com/guildhall/guildhall/tools/egress"
 	"github.com/guildhall/guildhall/tools/shell"
 )
@@ -447,16 +448,7 @@ func (s *Sandbox) decision(d egress.Decision) {
 // removeAll removes the scratch folder, making folders a command locked
 // (chmod 000) removable first.
 func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
+	if err := rmtree.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove the sandbox's scratch folder: %w", err)
 	}
 	return nil
