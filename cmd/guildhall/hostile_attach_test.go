@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guildhall/guildhall/internal/proctest"
 	"github.com/guildhall/guildhall/runner/event"
 	"github.com/guildhall/guildhall/web/discovery"
 )
@@ -32,7 +33,15 @@ func newAttachTmux(t *testing.T, h *hostile) *attachTmux {
 	t.Helper()
 	needTmux(t)
 	a := &attachTmux{t: t, h: h, socket: fmt.Sprintf("gh-attach-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", a.socket, "kill-server").Run() })
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-L", a.socket, "kill-server").Run()
+		// A console whose terminal hangs up detaches and goes on with its
+		// run (a question may wait for an answer for ever): stop what the
+		// test started, so that no test leaves a console behind.
+		for _, pid := range proctest.Matching(h.root) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	return a
 }
 
