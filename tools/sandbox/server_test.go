@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guildhall/guildhall/tools/egress"
 	"github.com/guildhall/guildhall/internal/egresstest"
+	"github.com/guildhall/guildhall/tools/egress"
 )
 
 // syncBuffer is a bytes.Buffer safe for a process's stderr copier.
