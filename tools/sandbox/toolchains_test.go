@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeHome builds an operator's home with toolchains, credential stores
@@ -588,8 +589,35 @@ echo "$MAVEN_OPTS"`)
 	if after := dirList(t, filepath.Join(home, ".m2")); after != before {
 		t.Errorf("the operator's ~/.m2 changed:\n%s\n---\n%s", before, after)
 	}
+	if mvn, err := exec.LookPath("mvn"); err == nil {
+		// The real Maven, offline (validate needs no plugin), takes the
+		// workspace's repository from MAVEN_OPTS, with the operator's
+		// settings.xml masked.
+		pom := `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>x</groupId><artifactId>y</artifactId><version>1</version></project>`
+		if err := os.WriteFile(filepath.Join(ws, "pom.xml"), []byte(pom), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := sb.Run(context.Background(), Script{Dir: ws, Command: mvn + " -o -B -X validate 2>&1",
+			Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Timeout: 2 * time.Minute, MaxChars: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 0 || !strings.Contains(res.Stdout, "Using local repository at "+repo) || !strings.Contains(res.Stdout, "BUILD SUCCESS") {
+			t.Errorf("mvn exit %d:\n%s", res.ExitCode, tail(res.Stdout, 3000))
+		}
+	} else {
+		t.Log("no mvn on PATH: the real Maven is not run")
+	}
 	tc := sb.currentView().tools
 	if got := strings.Join(tc.Report(sb.opts.Policy, ws, "", []Project{{"java", "pom.xml"}}), "\n"); !strings.Contains(got, "into the workspace's own Maven repository") || !strings.Contains(got, "MAVEN_OPTS -Dmaven.repo.local") {
 		t.Errorf("report:\n%s", got)
 	}
+}
+
+// tail is the last n bytes of s, for a failure message.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
