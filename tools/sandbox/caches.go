@@ -33,8 +33,17 @@ type buildCache struct {
 // cacheKind is one writable cache a workspace may get: the variable
 // pointed at it ("" for Maven's, which is a property in MAVEN_OPTS), its
 // folder's name, and, for a download cache, a host of the registry the
-// network must allow for it to be made.
-type cacheKind struct{ env, name, host string }
+// network must allow for it to be made and what it is, in the report's
+// words.
+type cacheKind struct{ env, name, host, what string }
+
+// setting is what points the tools at the cache, in the report's words.
+func (k cacheKind) setting() string {
+	if k.env == "" {
+		return "MAVEN_OPTS -Dmaven.repo.local"
+	}
+	return k.env
+}
 
 // cacheKinds are the caches every workspace gets. CARGO_TARGET_DIR is
 // pointed at its cache only when the command's environment sets it
@@ -44,12 +53,12 @@ type cacheKind struct{ env, name, host string }
 // reading the operator's dependency cache through GRADLE_RO_DEP_CACHE
 // (downloadEnv).
 var cacheKinds = []cacheKind{
-	{"GOCACHE", "go-build", ""},
-	{"PIP_CACHE_DIR", "pip", ""},
-	{"UV_CACHE_DIR", "uv", ""},
-	{"npm_config_cache", "npm", ""},
-	{"CARGO_TARGET_DIR", "cargo-target", ""},
-	{"GRADLE_USER_HOME", "gradle-home", ""},
+	{"GOCACHE", "go-build", "", ""},
+	{"PIP_CACHE_DIR", "pip", "", ""},
+	{"UV_CACHE_DIR", "uv", "", ""},
+	{"npm_config_cache", "npm", "", ""},
+	{"CARGO_TARGET_DIR", "cargo-target", "", ""},
+	{"GRADLE_USER_HOME", "gradle-home", "", ""},
 }
 
 // downloadKinds are the caches a workspace gets when its network allows
@@ -59,9 +68,9 @@ var cacheKinds = []cacheKind{
 // workspace's own, which downloadEnv points the tool at, with what the
 // operator has still read from the operator's where the tool can.
 var downloadKinds = []cacheKind{
-	{"GOMODCACHE", "go-mod", "proxy.golang.org"},
-	{"CARGO_HOME", "cargo-home", "index.crates.io"},
-	{"", "m2-repository", "repo.maven.apache.org"},
+	{"GOMODCACHE", "go-mod", "proxy.golang.org", "module cache"},
+	{"CARGO_HOME", "cargo-home", "index.crates.io", "CARGO_HOME"},
+	{"", "m2-repository", "repo.maven.apache.org", "Maven repository"},
 }
 
 // WorkspaceCacheDir is the folder of ws's build caches (ws canonical).

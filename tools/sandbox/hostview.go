@@ -8,15 +8,18 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sort"
 )
 
 // hostView is what a run's helper shows beyond the base layout.
 type hostView struct {
-	tools    Toolchains
-	caches   []buildCache
-	cacheErr error // why there are no caches, when there are none
+	tools  Toolchains
+	caches []buildCache
+	// cacheErr is why the caches, or the operator's cargo configuration in
+	// the workspace's CARGO_HOME, are missing; a failed command says so.
+	cacheErr error
 }
 
 // hostAllowed reports whether p lets commands reach host on port 443.
@@ -31,8 +34,8 @@ func policyCaches(p Policy) []cacheKind {
 }
 
 // env points env's cache variables at the workspace's caches (where they
-// do not name a folder the command may write anyway), and, when go may
-// download into the workspace's module cache, lets it (goDownloadEnv).
+// do not name a folder the command may write anyway), and the tools at
+// its download caches (downloadEnv).
 func (v *hostView) env(env []string, p Policy, ws string) []string {
 	writable := func(d string) bool {
 		if within(d, ws) && p.Mode() != ReadOnly {
@@ -80,7 +83,9 @@ func (v *hostView) refreshCaches(o Options) {
 	}
 	for _, c := range v.caches {
 		if c.name == "cargo-home" {
-			v.cacheErr = seedCargoHome(c.path, v.tools.operatorPath("rust", "CARGO_HOME", ""))
+			if err := seedCargoHome(c.path, v.tools.operatorPath("rust", "CARGO_HOME", "")); err != nil {
+				v.cacheErr = fmt.Errorf("%s: %w", c.path, err)
+			}
 		}
 	}
 }

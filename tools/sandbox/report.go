@@ -85,11 +85,7 @@ func (t Toolchains) Report(p Policy, ws, path string, projects []Project) []stri
 		kinds := policyCaches(p)
 		names := make([]string, 0, len(kinds))
 		for _, k := range kinds {
-			if k.env == "" {
-				names = append(names, "MAVEN_OPTS -Dmaven.repo.local")
-			} else {
-				names = append(names, k.env)
-			}
+			names = append(names, k.setting())
 		}
 		out = append(out, fmt.Sprintf("build caches (writable, this workspace's own): %s (%s)", dir, strings.Join(names, ", ")))
 	}
@@ -135,18 +131,24 @@ func (t Toolchains) projectLine(p Policy, ws, path string, pr Project) string {
 	return head + strings.Join(parts, "; ")
 }
 
-// downloadsInto names, per preset, the download cache of the workspace's
-// own that its downloads go to (downloadKinds), where the operator's is
-// read-only; npm's and pip's downloads go to their build caches.
-var downloadsInto = map[string]string{"go": "module cache", "crates": "CARGO_HOME", "maven": "Maven repository"}
+// downloadCacheOf is what the download cache fed from host is
+// (downloadKinds), or "" where downloads go to a build cache (npm, pip).
+func downloadCacheOf(host string) string {
+	for _, k := range downloadKinds {
+		if k.host == host {
+			return k.what
+		}
+	}
+	return ""
+}
 
 // networkWords says whether the network lets fetch download.
 func networkWords(p Policy, preset, host, fetch string) string {
 	switch {
 	case p.Network() == NetworkOff:
 		return fmt.Sprintf("network off: %s needs \"network\": \"allowlist\" and sandbox.allow [%q]", fetch, preset)
-	case hostAllowed(p, host) && downloadsInto[preset] != "":
-		return fmt.Sprintf("network allowlist: %s may download (%s allowed) into the workspace's own %s", fetch, host, downloadsInto[preset])
+	case hostAllowed(p, host) && downloadCacheOf(host) != "":
+		return fmt.Sprintf("network allowlist: %s may download (%s allowed) into the workspace's own %s", fetch, host, downloadCacheOf(host))
 	case hostAllowed(p, host):
 		return fmt.Sprintf("network allowlist: %s may download (%s allowed)", fetch, host)
 	default:

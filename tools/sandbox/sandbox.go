@@ -209,8 +209,10 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 		return shell.Result{}, s.noteTampered(err)
 	}
 	env := s.sandboxEnv(sc.Env, hp.home, hp.proxyPort)
+	var cacheErr error
 	if v := s.currentView(); v != nil {
 		env = v.env(env, s.opts.Policy, s.opts.Workspace)
+		cacheErr = v.cacheErr
 	}
 	req := request{Dir: sc.Dir, Command: sc.Command, Env: env, TimeoutMs: sc.Timeout.Milliseconds(), MaxChars: sc.MaxChars,
 		Limits: s.opts.Policy.Limits().shellLimits()}
@@ -218,6 +220,10 @@ func (s *Sandbox) Run(ctx context.Context, sc Script) (shell.Result, error) {
 	err = s.noteTampered(err)
 	if note := refusalNote(s.opts.Policy, res.ExitCode, res.Stdout+"\n"+res.Stderr, s.takeRefused()); err == nil && !res.TimedOut && note != "" {
 		res.Stderr = appendLine(res.Stderr, note)
+	}
+	if cacheErr != nil && err == nil && res.ExitCode != 0 {
+		// A failed build may be failing for want of its cache: say so.
+		res.Stderr = appendLine(res.Stderr, "guildhall: the workspace's build caches are missing: "+cacheErr.Error())
 	}
 	// A command's own timeout leaves the helper as it was (it killed the
 	// command's processes); a helper that died starts afresh.

@@ -621,3 +621,32 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// When the workspace's caches cannot be made (here the cache folder's
+// place is a file), commands still run, and a failed one says why its
+// build may have no cache, rather than the loss going unseen.
+func TestSandboxSaysWhenTheBuildCachesAreMissing(t *testing.T) {
+	needBwrap(t)
+	fakeHome(t)
+	notDir := filepath.Join(t.TempDir(), "cache")
+	if err := os.WriteFile(notDir, []byte("a file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", notDir)
+	sb, ws := openSandbox(t, Config{})
+	const note = "guildhall: the workspace's build caches are missing: "
+	for _, c := range []struct {
+		command  string
+		exit     int
+		wantNote bool
+	}{{"echo built", 0, false}, {"echo failed >&2; exit 3", 3, true}} {
+		res, err := sb.Run(context.Background(), Script{Dir: ws, Command: c.command,
+			Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 10 * time.Second, MaxChars: 8192})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != c.exit || strings.Contains(res.Stderr, note) != c.wantNote {
+			t.Errorf("%q: exit %d, stderr %q (the note wanted: %v)", c.command, res.ExitCode, res.Stderr, c.wantNote)
+		}
+	}
+}
