@@ -256,7 +256,7 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 func (m *Model) typing() bool {
 	return m.questionVisible() || m.interrupt != nil || m.queue.answer != nil || m.queue.edit != nil ||
 		(m.transcript != nil && m.transcript.searching) || (m.screen == screenLog && m.logv.typing) ||
-		(m.screen == screenCompose && m.overlayBox() == nil)
+		(m.screen == screenCompose && m.topOverlay() == overlayNone)
 }
 
 // toggleMouse turns mouse capture on or off.

@@ -332,7 +332,7 @@ func (m *Model) maybeLoadSummary(evs []event.Event) tea.Cmd {
 // an overlay covers the screen, inside it.
 func (m *Model) flashNote(s string) {
 	m.notice = s
-	if m.overlayBox() != nil {
+	if m.topOverlay() != overlayNone {
 		m.flash = s
 	}
 }
