@@ -69,7 +69,8 @@ func TestLlamaServerOverflowIsAContextRejection(t *testing.T) {
 // offered tool with JSON-object arguments. A proxy adds tool_choice
 // "required" and parallel_tool_calls false (which a run never sends) so
 // that the random model calls one tool every time instead of one reply in
-// six; a reply the token limit cuts inside its call is asked again.
+// six; a reply the token limit cuts inside its call (arguments cut short,
+// or the call not yet parsed and returned as text) is asked again.
 func TestLlamaServerStreamsToolCalls(t *testing.T) {
 	srv := llamatest.Start(t, llamatest.ToolCall, 4096)
 	base := llamatest.Proxy(t, srv.URL, func(b map[string]any) {
@@ -87,6 +88,11 @@ func TestLlamaServerStreamsToolCalls(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatalf("try %d: %v\n%s", try, err, srv.Log())
+		}
+		if len(resp.ToolCalls) == 0 && resp.FinishReason == "length" {
+			// Cut before the server could parse a call out of what the
+			// model wrote, which it then returns as text.
+			continue
 		}
 		if len(resp.ToolCalls) == 0 {
 			t.Fatalf("try %d: tool_choice required, yet no call: %+v", try, resp)
